@@ -1,0 +1,68 @@
+"""Where things live: bundled resources (dev, wheel, frozen) and the user's profile directories."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import platformdirs
+
+__all__ = ["cache_dir", "config_dir", "data_dir", "log_dir", "profile_dir", "resource_path"]
+
+APP_NAME = "Flarechat"
+#: Overrides the whole profile (settings, data, logs, cache) — used by tests and portable installs.
+HOME_ENV = "FLARECHAT_HOME"
+
+
+def _resources_root() -> Path:
+    frozen_root = getattr(sys, "_MEIPASS", None)
+    if frozen_root is not None:  # PyInstaller bundle
+        return Path(frozen_root) / "resources"
+    packaged = Path(__file__).resolve().parent / "_resources"  # installed wheel
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "resources"  # source checkout / editable
+
+
+def resource_path(*parts: str) -> Path:
+    """The one way to find a file under ``resources/``, wherever the app runs from."""
+    return _resources_root().joinpath(*parts)
+
+
+def profile_dir() -> Path | None:
+    """The ``FLARECHAT_HOME`` profile directory, or ``None`` to use the platform's dirs."""
+    home = os.environ.get(HOME_ENV)
+    return Path(home).expanduser() if home else None
+
+
+def _dir(kind: str) -> Path:
+    home = profile_dir()
+    if home is not None:
+        path = home / kind
+    else:
+        getter = {
+            "config": platformdirs.user_config_path,
+            "data": platformdirs.user_data_path,
+            "logs": platformdirs.user_log_path,
+            "cache": platformdirs.user_cache_path,
+        }[kind]
+        path = getter(APP_NAME, appauthor=False)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def config_dir() -> Path:
+    return _dir("config")
+
+
+def data_dir() -> Path:
+    return _dir("data")
+
+
+def log_dir() -> Path:
+    return _dir("logs")
+
+
+def cache_dir() -> Path:
+    return _dir("cache")
