@@ -1,0 +1,234 @@
+"""Conversations and their messages as plain data, and the branch tree of one conversation."""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "DEFAULT_TITLE",
+    "ROLE_ASSISTANT",
+    "ROLE_SYSTEM",
+    "ROLE_USER",
+    "STATUS_DONE",
+    "STATUS_FAILED",
+    "STATUS_INTERRUPTED",
+    "STATUS_STOPPED",
+    "STATUS_STREAMING",
+    "TITLE_MAX_LEN",
+    "Conversation",
+    "ConversationTree",
+    "Message",
+    "auto_title",
+    "new_id",
+]
+
+DEFAULT_TITLE = "New chat"
+TITLE_MAX_LEN = 48
+#: Cutting back to a word boundary may drop at most this share of the allowed length.
+_MIN_WORD_CUT_SHARE = 0.5
+_ELLIPSIS = "\N{HORIZONTAL ELLIPSIS}"
+#: Trailing characters dropped before the ellipsis (spaces, punctuation, dashes).
+_TITLE_TRAILING = " .,;:-\N{EN DASH}\N{EM DASH}"
+_WHITESPACE = re.compile(r"\s+")
+
+ROLE_USER = "user"
+ROLE_ASSISTANT = "assistant"
+ROLE_SYSTEM = "system"
+
+STATUS_DONE = "done"
+STATUS_STREAMING = "streaming"
+STATUS_STOPPED = "stopped"
+STATUS_FAILED = "failed"
+#: A crash or kill left the reply half-written; its saved text is kept.
+STATUS_INTERRUPTED = "interrupted"
+
+
+def new_id() -> str:
+    """A fresh id for a conversation or message (uuid4, hex)."""
+    return uuid.uuid4().hex
+
+
+@dataclass(slots=True)
+class Message:
+    """One message; ``parent_id`` links it into its conversation's branch tree."""
+
+    id: str
+    conversation_id: str
+    parent_id: str | None  # None = first message of the conversation
+    role: str  # ROLE_*
+    content: str
+    reasoning: str = ""
+    status: str = STATUS_DONE  # STATUS_*
+    created_at: float = field(default_factory=time.time)
+    model: str | None = None
+    finish_reason: str | None = None
+    #: exact request record (model, route, endpoint, params, system prompt, gateway options);
+    #: never a token — the store scrubs credential-like keys before saving
+    request: dict[str, Any] | None = None
+    usage: dict[str, Any] | None = None  # prompt/completion/total/cached tokens, neurons
+    meta: dict[str, Any] | None = None  # request_id, log_id, cache_status
+    timings: dict[str, Any] | None = None  # ttft, duration (seconds)
+    error: dict[str, Any] | None = None  # {"kind", "message"}: a state, never model text
+
+
+@dataclass(slots=True)
+class Conversation:
+    """A conversation's own fields and per-conversation settings."""
+
+    id: str
+    title: str = DEFAULT_TITLE
+    created_at: float = field(default_factory=time.time)
+    updated_at: float = field(default_factory=time.time)
+    pinned: bool = False
+    model: str | None = None
+    system_prompt: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+    deleted_at: float | None = None  # soft-deleted (undo possible) when set
+
+
+class ConversationTree:
+    """The messages of one conversation as a tree, with a chosen child per parent.
+
+    ``selected`` maps a parent id (``None`` for the roots) to the id of its chosen child; a parent
+    with no valid choice shows its newest child. Siblings are kept in creation order.
+    """
+
+    def __init__(
+        self,
+        conversation: Conversation,
+        messages: Iterable[Message] = (),
+        selected: Mapping[str | None, str] | None = None,
+    ) -> None:
+        self.conversation = conversation
+        self.selected: dict[str | None, str] = {}
+        self._by_id: dict[str, Message] = {}
+        self._children: dict[str | None, list[Message]] = {}
+        pending = sorted(messages, key=lambda m: m.created_at)
+        for message in pending:
+            self._insert(message)
+        orphans = [m.id for m in pending if m.parent_id and m.parent_id not in self._by_id]
+        if orphans:
+            raise ValueError(f"messages with unknown parents: {', '.join(orphans)}")
+        for parent_id, child_id in (selected or {}).items():
+            child = self._by_id.get(child_id)
+            if child is not None and child.parent_id == parent_id:
+                self.selected[parent_id] = child_id
+
+    def _insert(self, message: Message) -> None:
+        if message.conversation_id != self.conversation.id:
+            raise ValueError(f"message {message.id} belongs to another conversation")
+        if message.id in self._by_id:
+            raise ValueError(f"duplicate message id {message.id}")
+        self._by_id[message.id] = message
+        siblings = self._children.setdefault(message.parent_id, [])
+        siblings.append(message)
+        if len(siblings) > 1 and siblings[-2].created_at > message.created_at:
+            siblings.sort(key=lambda m: m.created_at)  # stable: equal times keep insertion order
+        self.selected[message.parent_id] = message.id
+
+    def add(self, message: Message) -> None:
+        """Add a message; it becomes the selected child of its parent (so it is on the path)."""
+        if message.parent_id is not None and message.parent_id not in self._by_id:
+            raise ValueError(f"unknown parent {message.parent_id}")
+        self._insert(message)
+        self._select_ancestors(message)
+
+    def get(self, message_id: str) -> Message:
+        """The message with this id (KeyError if it is not in the tree)."""
+        return self._by_id[message_id]
+
+    def __contains__(self, message_id: object) -> bool:
+        return message_id in self._by_id
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def __iter__(self) -> Iterator[Message]:
+        """Every message of every branch, parents before children, siblings in creation order."""
+        stack = list(reversed(self._children.get(None, [])))
+        while stack:
+            message = stack.pop()
+            yield message
+            stack.extend(reversed(self._children.get(message.id, [])))
+
+    def children(self, parent_id: str | None) -> list[Message]:
+        """The children of a message (``None``: the roots), in creation order."""
+        return list(self._children.get(parent_id, []))
+
+    def siblings(self, message_id: str) -> list[Message]:
+        """The message and its alternatives (same parent), in creation order (the 1/2 switcher)."""
+        return self.children(self.get(message_id).parent_id)
+
+    def sibling_position(self, message_id: str) -> tuple[int, int]:
+        """(1-based index among its siblings, number of siblings)."""
+        siblings = self.siblings(message_id)
+        index = next(i for i, m in enumerate(siblings) if m.id == message_id)
+        return index + 1, len(siblings)
+
+    def chosen_child(self, parent_id: str | None) -> Message | None:
+        """The selected child of a parent, else its newest child, else None."""
+        children = self._children.get(parent_id)
+        if not children:
+            return None
+        chosen = self._by_id.get(self.selected.get(parent_id, ""))
+        if chosen is not None and chosen.parent_id == parent_id:
+            return chosen
+        return children[-1]
+
+    def path(self) -> list[Message]:
+        """The visible path from the root, following the selected child at each step."""
+        path: list[Message] = []
+        seen: set[str] = set()
+        current = self.chosen_child(None)
+        while current is not None and current.id not in seen:
+            seen.add(current.id)
+            path.append(current)
+            current = self.chosen_child(current.id)
+        return path
+
+    def path_to(self, message_id: str) -> list[Message]:
+        """The chain of messages from the root down to (and including) this message."""
+        chain: list[Message] = []
+        seen: set[str] = set()
+        current: Message | None = self.get(message_id)
+        while current is not None and current.id not in seen:
+            seen.add(current.id)
+            chain.append(current)
+            current = self._by_id.get(current.parent_id) if current.parent_id else None
+        chain.reverse()
+        return chain
+
+    def select(self, message_id: str) -> None:
+        """Show this message: choose it among its siblings (and its ancestors among theirs).
+
+        The path then continues below it with each descendant's selected (or newest) child.
+        """
+        self._select_ancestors(self.get(message_id))
+
+    def _select_ancestors(self, message: Message) -> None:
+        for item in self.path_to(message.id):
+            self.selected[item.parent_id] = item.id
+
+    def last(self) -> Message | None:
+        """The last message on the visible path (None for an empty conversation)."""
+        path = self.path()
+        return path[-1] if path else None
+
+
+def auto_title(first_user_text: str, max_len: int = TITLE_MAX_LEN) -> str:
+    """A one-line title from the first user message, cut at a word boundary with "…"."""
+    text = _WHITESPACE.sub(" ", first_user_text).strip()
+    if not text:
+        return DEFAULT_TITLE
+    if len(text) <= max_len:
+        return text
+    cut = text[: max_len - len(_ELLIPSIS)]
+    boundary = cut.rfind(" ")
+    if boundary >= max_len * _MIN_WORD_CUT_SHARE:
+        cut = cut[:boundary]
+    return cut.rstrip(_TITLE_TRAILING) + _ELLIPSIS
