@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["SCHEMA_VERSION", "Settings"]
+__all__ = ["ENDPOINTS", "ROUTES", "SCHEMA_VERSION", "Settings"]
 
 SCHEMA_VERSION = 1
+#: The values of ``flarechat.api.config.Route`` / ``Endpoint`` (settings may not import api).
+ROUTES = ("direct", "gateway-rest", "gateway-url")
+ENDPOINTS = ("native", "openai")
 
 
 @dataclass(slots=True)

@@ -1,0 +1,254 @@
+"""The settings file: tolerant JSON load (with migrations) and atomic save. Never holds a secret.
+
+``load()`` never raises for bad content: a missing file gives defaults, a field with a wrong
+type or an invalid value falls back to its default (the others are kept), and an unreadable
+or corrupt file is moved aside to ``settings.json.corrupt-<UTC timestamp>``. Each of these is
+reported in ``store.problems`` for the UI to show. ``save()`` writes a temp file in the same
+directory, fsyncs it and renames it over the old one, so a crash leaves either the old or the
+new file, never half of one. Both do blocking file I/O: call them off the GUI thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import math
+import os
+import tempfile
+import types
+import typing
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from flarechat.paths import config_dir
+from flarechat.settings import validate
+from flarechat.settings.migrations import migrate
+from flarechat.settings.schema import ENDPOINTS, ROUTES, SCHEMA_VERSION, Settings
+
+__all__ = ["SETTINGS_FILENAME", "SettingsStore"]
+
+SETTINGS_FILENAME = "settings.json"
+_CORRUPT_SUFFIX = ".corrupt-"
+_JSON_INDENT = 2
+
+
+class _WrongType(Exception):
+    """A stored value does not have the field's type."""
+
+
+def _optional(check: Callable[[str], str | None]) -> Callable[[str], str | None]:
+    """A string check where "" (not set yet) is fine."""
+    return lambda value: check(value) if value.strip() else None
+
+
+def _choice(allowed: tuple[str, ...]) -> Callable[[str], str | None]:
+    return lambda value: None if value in allowed else f"must be one of {', '.join(allowed)}"
+
+
+#: Value checks beyond the type, by field: error text or None.
+_VALUE_CHECKS: dict[str, Callable[[Any], str | None]] = {
+    "account_id": _optional(validate.validate_account_id),
+    "route": _choice(ROUTES),
+    "endpoint": _choice(ENDPOINTS),
+    "gateway_id": _optional(validate.validate_gateway_id),
+    "cache_ttl": validate.validate_cache_ttl,
+    "default_max_tokens": validate.validate_max_tokens,
+    "default_temperature": validate.validate_temperature,
+    "api_base": validate.validate_base_url,
+    "gateway_base": validate.validate_base_url,
+    "request_timeout": validate.validate_request_timeout,
+}
+#: String fields stored trimmed (a pasted account ID often carries a newline).
+_TRIMMED = frozenset({"account_id", "gateway_id", "api_base", "gateway_base", "last_model"})
+
+
+class SettingsStore:
+    """Loads and saves one ``Settings`` JSON file (default: ``config_dir()/settings.json``).
+
+    ``problems`` lists what the last ``load()`` had to repair, in plain English.
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        self._path = path if path is not None else config_dir() / SETTINGS_FILENAME
+        self.problems: list[str] = []
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    def load(self) -> Settings:
+        """Read the file; never raises for missing, corrupt or odd content."""
+        self.problems = []
+        raw = self._read_object()
+        if raw is None:
+            return Settings()
+        result = migrate(raw)
+        self.problems.extend(result.notes)
+        settings = self._build(result.data)
+        if result.migrated:
+            self._save_migrated(settings)
+        return settings
+
+    def save(self, settings: Settings) -> None:
+        """Write atomically. Raises ``OSError`` if the disk refuses, ``ValueError`` if a value
+        cannot be written as JSON (the existing file is then left untouched)."""
+        data = dataclasses.asdict(settings)
+        data["schema_version"] = SCHEMA_VERSION
+        text = json.dumps(data, indent=_JSON_INDENT, sort_keys=True, allow_nan=False)
+        _atomic_write(self._path, text + "\n")
+
+    # -- loading --------------------------------------------------------------------------
+
+    def _read_object(self) -> dict[str, Any] | None:
+        try:
+            text = self._path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as exc:
+            self._set_aside(f"could not be read ({type(exc).__name__})")
+            return None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            self._set_aside(f"is not valid JSON (line {exc.lineno}, column {exc.colno})")
+            return None
+        if not isinstance(data, dict):
+            self._set_aside("does not contain a settings object")
+            return None
+        return data
+
+    def _set_aside(self, reason: str) -> None:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        target = self._path.with_name(f"{self._path.name}{_CORRUPT_SUFFIX}{stamp}")
+        counter = 1
+        while target.exists():
+            target = self._path.with_name(f"{self._path.name}{_CORRUPT_SUFFIX}{stamp}-{counter}")
+            counter += 1
+        try:
+            os.replace(self._path, target)
+        except OSError as exc:
+            self.problems.append(
+                f"The settings file {self._path} {reason} and could not be moved aside "
+                f"({exc.strerror or type(exc).__name__}). Default settings are used."
+            )
+            return
+        self.problems.append(
+            f"The settings file {reason}; it was moved to {target.name} and default "
+            "settings are used."
+        )
+
+    def _build(self, data: dict[str, Any]) -> Settings:
+        hints = _field_types()
+        values: dict[str, Any] = {}
+        for field in dataclasses.fields(Settings):
+            if field.name == "schema_version" or field.name not in data:
+                continue
+            value = self._checked(field.name, data[field.name], hints[field.name])
+            if value is not _INVALID:
+                values[field.name] = value
+        return Settings(**values)
+
+    def _checked(self, name: str, raw: object, hint: object) -> object:
+        try:
+            value = _convert(raw, hint)
+        except _WrongType:
+            self.problems.append(
+                f"Setting {name!r} had a value of the wrong type ({type(raw).__name__}); "
+                "the default is used."
+            )
+            return _INVALID
+        if name in _TRIMMED and isinstance(value, str):
+            value = value.strip()
+        check = _VALUE_CHECKS.get(name)
+        error = check(value) if check is not None else None
+        if error is not None:
+            self.problems.append(f"Setting {name!r} was invalid ({error}); the default is used.")
+            return _INVALID
+        return value
+
+    def _save_migrated(self, settings: Settings) -> None:
+        """Write a migrated file back at once, so old keys (and any old secret) are gone."""
+        try:
+            self.save(settings)
+        except OSError as exc:
+            self.problems.append(
+                f"The settings were upgraded but could not be saved ({exc.strerror or exc})."
+            )
+
+
+_INVALID = object()
+
+
+def _field_types() -> dict[str, object]:
+    return typing.get_type_hints(Settings)
+
+
+def _convert(value: object, hint: object) -> object:
+    """``value`` as the annotated type, or ``_WrongType``. JSON has no int/float split, so a
+    whole number is accepted for a float field; a bool is never accepted as a number."""
+    if hint in (bool, str):
+        if type(value) is not hint:
+            raise _WrongType
+        return value
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _WrongType
+        return value
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _WrongType
+        if not math.isfinite(value):
+            raise _WrongType
+        return float(value)
+    return _convert_generic(value, hint)
+
+
+def _convert_generic(value: object, hint: object) -> object:
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (types.UnionType, typing.Union):
+        if value is None and type(None) in args:
+            return None
+        for arg in args:
+            if arg is not type(None):
+                with contextlib.suppress(_WrongType):
+                    return _convert(value, arg)
+        raise _WrongType
+    if origin is dict:
+        key_type, value_type = args
+        if not isinstance(value, dict):
+            raise _WrongType
+        return {_convert(k, key_type): _convert(v, value_type) for k, v in value.items()}
+    raise TypeError(f"SettingsStore cannot load fields of type {hint!r}")  # a schema bug
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    """Temp file in the same directory + fsync + os.replace (+ fsync of the directory)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise
+    _fsync_directory(path.parent)
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Make the rename itself durable (POSIX only; Windows cannot open a directory)."""
+    if os.name != "posix":
+        return
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
