@@ -214,6 +214,14 @@ class ConversationTree:
         for item in self.path_to(message.id):
             self.selected[item.parent_id] = item.id
 
+    def explicit_selection(self) -> dict[str | None, str]:
+        """The choices that differ from the default (newest child): all that needs saving."""
+        return {
+            parent: child
+            for parent, child in self.selected.items()
+            if self._children.get(parent) and self._children[parent][-1].id != child
+        }
+
     def last(self) -> Message | None:
         """The last message on the visible path (None for an empty conversation)."""
         path = self.path()

@@ -1,0 +1,154 @@
+"""Rows to dataclasses and back, JSON columns, and scrubbing credentials out of records."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Mapping
+from typing import Any
+
+from flarechat.core.conversation import Conversation, Message
+
+__all__ = [
+    "CONVERSATION_COLUMNS",
+    "MESSAGE_COLUMNS",
+    "REDACTED",
+    "conversation_from_row",
+    "conversation_values",
+    "decode_selected",
+    "dump_json",
+    "encode_selected",
+    "message_from_row",
+    "message_values",
+    "scrub",
+]
+
+REDACTED = "[redacted]"
+#: Keys whose values are credentials. ``max_tokens``/``prompt_tokens`` end in "tokens" and stay.
+_SECRET_KEY = re.compile(
+    r"(token|authori[sz]ation|api[_-]?key|auth[_-]?key|secret|password|passwd|cookie|bearer)$",
+    re.IGNORECASE,
+)
+#: A credential inside a string value, e.g. a header line copied into a record.
+_SECRET_VALUE = re.compile(r"\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+", re.IGNORECASE)
+#: JSON keys cannot be null, so the roots' entry of ``selected`` is stored under "".
+_ROOT_KEY = ""
+
+CONVERSATION_COLUMNS = (
+    "id, title, created_at, updated_at, pinned, deleted_at, model, system_prompt, "
+    "params_json, selected_json"
+)
+MESSAGE_COLUMNS = (
+    "id, conversation_id, parent_id, role, content, reasoning, status, created_at, model, "
+    "finish_reason, request_json, usage_json, meta_json, timings_json, error_json"
+)
+
+
+def scrub(value: Any) -> Any:
+    """A copy of a JSON-like value with credential-named keys and bearer strings redacted."""
+    if isinstance(value, Mapping):
+        return {
+            str(key): REDACTED if _SECRET_KEY.search(str(key).strip()) else scrub(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [scrub(item) for item in value]
+    if isinstance(value, str):
+        return _SECRET_VALUE.sub(lambda m: f"{m.group(1)} {REDACTED}", value)
+    return value
+
+
+def dump_json(value: Mapping[str, Any] | None) -> str | None:
+    """Scrubbed, compact JSON (``None`` stays NULL); odd values are stored as their text."""
+    if value is None:
+        return None
+    return json.dumps(scrub(value), ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _load_json(text: str | None) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    loaded = json.loads(text)
+    return loaded if isinstance(loaded, dict) else None
+
+
+def encode_selected(selected: Mapping[str | None, str]) -> str:
+    return json.dumps({_ROOT_KEY if k is None else k: v for k, v in selected.items()})
+
+
+def decode_selected(text: str | None) -> dict[str | None, str]:
+    raw = _load_json(text) or {}
+    return {(None if k == _ROOT_KEY else k): str(v) for k, v in raw.items()}
+
+
+def conversation_values(conversation: Conversation) -> tuple[Any, ...]:
+    """Values for CONVERSATION_COLUMNS except ``selected_json``."""
+    c = conversation
+    return (
+        c.id,
+        c.title,
+        c.created_at,
+        c.updated_at,
+        int(c.pinned),
+        c.deleted_at,
+        c.model,
+        c.system_prompt,
+        dump_json(c.params) or "{}",
+    )
+
+
+def conversation_from_row(row: sqlite3.Row) -> Conversation:
+    return Conversation(
+        id=row["id"],
+        title=row["title"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        pinned=bool(row["pinned"]),
+        deleted_at=row["deleted_at"],
+        model=row["model"],
+        system_prompt=row["system_prompt"],
+        params=_load_json(row["params_json"]) or {},
+    )
+
+
+def message_values(message: Message) -> tuple[Any, ...]:
+    """Values for MESSAGE_COLUMNS, in order, with every record scrubbed."""
+    m = message
+    return (
+        m.id,
+        m.conversation_id,
+        m.parent_id,
+        m.role,
+        m.content,
+        m.reasoning,
+        m.status,
+        m.created_at,
+        m.model,
+        m.finish_reason,
+        dump_json(m.request),
+        dump_json(m.usage),
+        dump_json(m.meta),
+        dump_json(m.timings),
+        dump_json(m.error),
+    )
+
+
+def message_from_row(row: sqlite3.Row) -> Message:
+    return Message(
+        id=row["id"],
+        conversation_id=row["conversation_id"],
+        parent_id=row["parent_id"],
+        role=row["role"],
+        content=row["content"],
+        reasoning=row["reasoning"],
+        status=row["status"],
+        created_at=row["created_at"],
+        model=row["model"],
+        finish_reason=row["finish_reason"],
+        request=_load_json(row["request_json"]),
+        usage=_load_json(row["usage_json"]),
+        meta=_load_json(row["meta_json"]),
+        timings=_load_json(row["timings_json"]),
+        error=_load_json(row["error_json"]),
+    )

@@ -1,0 +1,108 @@
+"""The chat store's exceptions, with plain-English messages, and the sqlite3 error translation.
+
+StoreError
+ ├── StoreReadOnly         the file or its folder cannot be written (SQLITE_READONLY)
+ ├── StoreFull             the disk (or the size cap) is full (SQLITE_FULL)
+ ├── StoreCorrupt          not a database, or integrity_check fails (SQLITE_CORRUPT/NOTADB)
+ ├── StoreBusy             another instance held the write lock past the busy timeout
+ ├── StoreTooNew           written by a newer Flarechat (schema version above ours)
+ ├── StoreTimeout          the worker thread did not answer in time (AsyncChatStore)
+ └── NotFound              no such conversation or message
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+__all__ = [
+    "NotFound",
+    "StoreBusy",
+    "StoreCorrupt",
+    "StoreError",
+    "StoreFull",
+    "StoreReadOnly",
+    "StoreTimeout",
+    "StoreTooNew",
+    "translate",
+]
+
+# SQLite primary result codes (the low byte of an extended code).
+_SQLITE_BUSY = 5
+_SQLITE_LOCKED = 6
+_SQLITE_READONLY = 8
+_SQLITE_CORRUPT = 11
+_SQLITE_FULL = 13
+_SQLITE_NOTADB = 26
+_PRIMARY_CODE_MASK = 0xFF
+
+
+class StoreError(Exception):
+    """The chat database failed; ``str(error)`` is a sentence fit for a banner."""
+
+
+class StoreReadOnly(StoreError):
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"The database is read-only, so new messages can't be saved. Check that {path} and "
+            "its folder can be written. What is on screen stays available."
+        )
+
+
+class StoreFull(StoreError):
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"The disk is full, so new messages can't be saved to {path}. Free some space and "
+            "try again. What is on screen stays available."
+        )
+
+
+class StoreCorrupt(StoreError):
+    def __init__(self, path: Path, detail: str) -> None:
+        super().__init__(f"The chat database {path} is damaged ({detail}).")
+        self.detail = detail
+
+
+class StoreBusy(StoreError):
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"The chat database {path} stayed locked by another Flarechat window. "
+            "Try again in a moment."
+        )
+
+
+class StoreTooNew(StoreError):
+    def __init__(self, path: Path, *, found: int, supported: int) -> None:
+        super().__init__(
+            f"The chat database {path} was written by a newer Flarechat (schema {found}; this "
+            f"version knows up to {supported}). Update Flarechat to open it; nothing was changed."
+        )
+
+
+class StoreTimeout(StoreError):
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"The chat database did not answer within {seconds:g} seconds.")
+
+
+class NotFound(StoreError):
+    """No conversation or message with that id."""
+
+
+def _primary_code(error: sqlite3.Error) -> int | None:
+    code = getattr(error, "sqlite_errorcode", None)
+    return code & _PRIMARY_CODE_MASK if isinstance(code, int) else None
+
+
+def translate(error: sqlite3.Error, path: Path) -> StoreError:
+    """The StoreError for a sqlite3 error (raise it ``from error``)."""
+    code = _primary_code(error)
+    text = str(error)
+    if code == _SQLITE_READONLY or "readonly database" in text:
+        return StoreReadOnly(path)
+    if code == _SQLITE_FULL or "database or disk is full" in text:
+        return StoreFull(path)
+    if code in (_SQLITE_CORRUPT, _SQLITE_NOTADB) or "malformed" in text:
+        return StoreCorrupt(path, text)
+    if code in (_SQLITE_BUSY, _SQLITE_LOCKED):
+        return StoreBusy(path)
+    return StoreError(f"The chat database {path} failed: {text}.")

@@ -1,0 +1,97 @@
+"""Full-text search over message text and conversation titles (SQLite FTS5)."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+
+__all__ = ["HIGHLIGHT_END", "HIGHLIGHT_START", "SearchHit", "fts_query", "search"]
+
+HIGHLIGHT_START = "\x02"
+HIGHLIGHT_END = "\x03"
+_SNIPPET_ELLIPSIS = "…"
+_SNIPPET_TOKENS = 16
+#: A term the tokenizer would reduce to nothing (only punctuation) is dropped, not searched.
+_WORDLIKE = re.compile(r"\w")
+
+_MESSAGE_HITS = """
+    SELECT m.conversation_id, c.title, m.id, m.role,
+           snippet(messages_fts, 0, :start, :end, :ellipsis, :tokens)
+    FROM messages_fts
+    JOIN messages AS m ON m.seq = messages_fts.rowid
+    JOIN conversations AS c ON c.id = m.conversation_id
+    WHERE messages_fts MATCH :query AND c.deleted_at IS NULL
+    ORDER BY messages_fts.rank, m.seq
+    LIMIT :limit
+"""
+_TITLE_HITS = """
+    SELECT c.id, c.title, highlight(titles_fts, 0, :start, :end)
+    FROM titles_fts
+    JOIN conversations AS c ON c.seq = titles_fts.rowid
+    WHERE titles_fts MATCH :query AND c.deleted_at IS NULL
+    ORDER BY titles_fts.rank, c.updated_at DESC
+    LIMIT :limit
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One match. ``snippet`` marks matched words with HIGHLIGHT_START … HIGHLIGHT_END.
+
+    A match in a conversation's title has ``message_id`` and ``role`` None (open it at the top).
+    """
+
+    conversation_id: str
+    conversation_title: str
+    message_id: str | None
+    role: str | None
+    snippet: str
+
+
+def fts_query(text: str) -> str | None:
+    """User text as a safe FTS5 query: every term quoted (so no operators), the last a prefix.
+
+    Returns None when nothing searchable is left (empty text, or only punctuation).
+    """
+    terms = [term for term in text.split() if _WORDLIKE.search(term)]
+    if not terms:
+        return None
+    quoted = ['"' + term.replace('"', '""') + '"' for term in terms]
+    quoted[-1] += "*"
+    return " ".join(quoted)
+
+
+def search(conn: sqlite3.Connection, text: str, *, limit: int) -> list[SearchHit]:
+    """Title matches first, then message matches by relevance; at most ``limit`` in all."""
+    query = fts_query(text)
+    if query is None or limit <= 0:
+        return []
+    marks = {"start": HIGHLIGHT_START, "end": HIGHLIGHT_END, "query": query, "limit": limit}
+    hits = [
+        SearchHit(
+            conversation_id=row[0],
+            conversation_title=row[1],
+            message_id=None,
+            role=None,
+            snippet=row[2],
+        )
+        for row in conn.execute(_TITLE_HITS, marks)
+    ]
+    params = {
+        **marks,
+        "ellipsis": _SNIPPET_ELLIPSIS,
+        "tokens": _SNIPPET_TOKENS,
+        "limit": limit - len(hits),
+    }
+    hits.extend(
+        SearchHit(
+            conversation_id=row[0],
+            conversation_title=row[1],
+            message_id=row[2],
+            role=row[3],
+            snippet=row[4],
+        )
+        for row in conn.execute(_MESSAGE_HITS, params)
+    )
+    return hits

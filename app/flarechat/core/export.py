@@ -1,0 +1,324 @@
+"""Export conversations as Markdown and JSON, and import a JSON export without losing anything."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from flarechat.core._store_codec import decode_selected, encode_selected, scrub
+from flarechat.core.conversation import (
+    ROLE_ASSISTANT,
+    STATUS_FAILED,
+    STATUS_INTERRUPTED,
+    STATUS_STOPPED,
+    Conversation,
+    ConversationTree,
+    Message,
+    new_id,
+)
+from flarechat.core.store import ChatStore, NotFound
+
+__all__ = [
+    "CONVERSATION_FORMAT",
+    "EXPORT_FORMAT",
+    "EXPORT_VERSION",
+    "IMPORTED_SUFFIX",
+    "ImportFormatError",
+    "ImportReport",
+    "RenamedConflict",
+    "conversation_to_json",
+    "conversation_to_markdown",
+    "export_all",
+    "import_all",
+]
+
+EXPORT_FORMAT = "flarechat.export"
+CONVERSATION_FORMAT = "flarechat.conversation"
+EXPORT_VERSION = 1
+IMPORTED_SUFFIX = " (imported)"
+_STATUS_NOTES = {
+    STATUS_STOPPED: "_Stopped: this reply is partial._",
+    STATUS_INTERRUPTED: "_Interrupted: this reply is partial (the app closed while it streamed)._",
+}
+#: Fields of a message that decide whether an imported copy is "the same" as a stored one.
+_SAME_FIELDS = ("parent_id", "role", "content", "reasoning")
+#: Message fields holding records (the only places a credential could have been put by mistake).
+_RECORD_FIELDS = ("request", "usage", "meta", "timings", "error")
+_NUMBER = (int, float)
+_MISSING = object()
+_OPTIONAL_TEXT = (str, type(None))
+_MESSAGE_KINDS: dict[str, type | tuple[type, ...]] = {
+    "parent_id": _OPTIONAL_TEXT,
+    "reasoning": str,
+    "status": str,
+    "created_at": _NUMBER,
+    "model": _OPTIONAL_TEXT,
+    "finish_reason": _OPTIONAL_TEXT,
+    **dict.fromkeys(_RECORD_FIELDS, (dict, type(None))),
+}
+
+
+class ImportFormatError(ValueError):
+    """The data is not a Flarechat export this version can read (message says why)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RenamedConflict:
+    """An imported conversation whose id was taken by different content: stored as a copy."""
+
+    original_id: str
+    new_id: str
+    title: str
+
+
+@dataclass(slots=True)
+class ImportReport:
+    added: int = 0  # conversations stored under their own ids
+    skipped_same: int = 0  # already here with the same messages
+    renamed_conflicts: list[RenamedConflict] = field(default_factory=list)
+
+
+# -- Markdown ------------------------------------------------------------------------------
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _message_markdown(tree: ConversationTree, message: Message) -> list[str]:
+    heading = message.role.capitalize()
+    if message.role == ROLE_ASSISTANT and message.model:
+        heading += f" · `{message.model}`"
+    parts = [f"## {heading}"]
+    if message.reasoning:
+        body = message.reasoning.replace("</details", "&lt;/details")
+        parts.append(f"<details>\n<summary>Reasoning</summary>\n\n{body}\n\n</details>")
+    if message.content:
+        parts.append(message.content)
+    if message.status in _STATUS_NOTES:
+        parts.append(_STATUS_NOTES[message.status])
+    if message.status == STATUS_FAILED:
+        reason = (message.error or {}).get("message") or "the request did not complete"
+        parts.append(f"_Failed: {_one_line(str(reason))}_")
+    index, count = tree.sibling_position(message.id)
+    if count > 1:
+        parts.append(f"_Version {index} of {count} (the JSON export holds every version)._")
+    return parts
+
+
+def conversation_to_markdown(tree: ConversationTree) -> str:
+    """The visible path as Markdown: title, model, a heading per message, reasoning collapsed."""
+    conv = tree.conversation
+    path = tree.path()
+    created = dt.datetime.fromtimestamp(conv.created_at, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    parts = [f"# {_one_line(conv.title)}"]
+    facts = [f"- Started: {created}"]
+    if conv.model:
+        facts.append(f"- Model: `{conv.model}`")
+    if any(len(tree.siblings(m.id)) > 1 for m in path):
+        facts.append("- Branches: this is the visible path; other versions are in the JSON export.")
+    parts.append("\n".join(facts))
+    if conv.system_prompt:
+        quoted = "\n".join(f"> {line}" for line in conv.system_prompt.splitlines())
+        parts.append(f"## System prompt\n\n{quoted}")
+    for message in path:
+        parts.extend(_message_markdown(tree, message))
+    return "\n\n".join(parts) + "\n"
+
+
+# -- JSON ----------------------------------------------------------------------------------
+
+
+def _conversation_doc(tree: ConversationTree) -> dict[str, Any]:
+    """Plain data for one conversation; records are scrubbed, the text itself is left alone."""
+    doc = dataclasses.asdict(tree.conversation)
+    doc["params"] = scrub(doc["params"])
+    doc["selected"] = {"" if k is None else k: v for k, v in tree.selected.items()}
+    doc["messages"] = [_message_doc(m) for m in tree]
+    return doc
+
+
+def _message_doc(message: Message) -> dict[str, Any]:
+    doc = dataclasses.asdict(message)
+    for name in _RECORD_FIELDS:
+        doc[name] = scrub(doc[name])
+    return doc
+
+
+def conversation_to_json(tree: ConversationTree, *, now: float | None = None) -> dict[str, Any]:
+    """One conversation with every branch, request record and usage (a versioned document)."""
+    return {
+        "format": CONVERSATION_FORMAT,
+        "version": EXPORT_VERSION,
+        "exported_at": time.time() if now is None else now,
+        "conversation": _conversation_doc(tree),
+    }
+
+
+def export_all(store: ChatStore, *, now: float | None = None) -> dict[str, Any]:
+    """Every conversation not in the trash, as one document for import_all."""
+    docs = [_conversation_doc(store.load_tree(s.id)) for s in store.list_conversations()]
+    return {
+        "format": EXPORT_FORMAT,
+        "version": EXPORT_VERSION,
+        "exported_at": time.time() if now is None else now,
+        "conversations": docs,
+    }
+
+
+# -- import --------------------------------------------------------------------------------
+
+
+def _field(
+    doc: Mapping[str, Any], name: str, *, kind: type | tuple[type, ...], default: Any
+) -> Any:
+    value = doc.get(name, default)
+    if value is not default and not isinstance(value, kind):
+        raise ImportFormatError(f"The field {name!r} has the wrong type.")
+    return value
+
+
+def _message(doc: Any, conversation_id: str) -> Message:
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("id"), str):
+        raise ImportFormatError("A message has no id.")
+    known = {f.name for f in dataclasses.fields(Message)} - {"conversation_id"}
+    values = {k: v for k, v in doc.items() if k in known}
+    for name in ("role", "content"):
+        if not isinstance(values.get(name), str):
+            raise ImportFormatError(f"Message {doc['id']} has no {name}.")
+    for name, kind in _MESSAGE_KINDS.items():
+        _field(values, name, kind=kind, default=_MISSING)
+    try:
+        return Message(**values, conversation_id=conversation_id)
+    except TypeError as error:
+        raise ImportFormatError(f"Message {doc['id']} is incomplete.") from error
+
+
+def _tree(doc: Any) -> ConversationTree:
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("id"), str):
+        raise ImportFormatError("A conversation has no id.")
+    conv = Conversation(
+        id=doc["id"],
+        title=_field(doc, "title", kind=str, default="Imported chat"),
+        created_at=float(_field(doc, "created_at", kind=_NUMBER, default=time.time())),
+        updated_at=float(_field(doc, "updated_at", kind=_NUMBER, default=time.time())),
+        pinned=bool(_field(doc, "pinned", kind=bool, default=False)),
+        model=_field(doc, "model", kind=_OPTIONAL_TEXT, default=None),
+        system_prompt=_field(doc, "system_prompt", kind=str, default=""),
+        params=_field(doc, "params", kind=dict, default={}),
+    )
+    messages = [_message(m, conv.id) for m in _field(doc, "messages", kind=list, default=[])]
+    selected = decode_selected(encode_selected(_field(doc, "selected", kind=dict, default={})))
+    try:
+        return ConversationTree(conv, messages, selected)
+    except ValueError as error:
+        raise ImportFormatError(f"Conversation {conv.id} is inconsistent: {error}") from error
+
+
+def _conversation_docs(data: Any) -> list[Any]:
+    if not isinstance(data, Mapping):
+        raise ImportFormatError("This is not a Flarechat export.")
+    kind, version = data.get("format"), data.get("version")
+    if kind not in (EXPORT_FORMAT, CONVERSATION_FORMAT):
+        raise ImportFormatError("This is not a Flarechat export.")
+    if not isinstance(version, int) or version > EXPORT_VERSION:
+        raise ImportFormatError("This export was made by a newer Flarechat; update to import it.")
+    if kind == CONVERSATION_FORMAT:
+        return [data.get("conversation")]
+    docs = data.get("conversations")
+    if not isinstance(docs, list):
+        raise ImportFormatError("The export lists no conversations.")
+    return docs
+
+
+def _same_messages(imported: ConversationTree, stored: ConversationTree) -> bool:
+    """Every imported message is already in ``stored``, unchanged."""
+    for message in imported:
+        if message.id not in stored:
+            return False
+        mine = stored.get(message.id)
+        if any(getattr(mine, f) != getattr(message, f) for f in _SAME_FIELDS):
+            return False
+    return True
+
+
+def _stored_tree(store: ChatStore, conversation_id: str) -> ConversationTree | None:
+    try:
+        return store.load_tree(conversation_id)
+    except NotFound:
+        return None
+
+
+def _as_copy(tree: ConversationTree) -> ConversationTree:
+    """The same conversation under fresh conversation and message ids, titled "(imported)"."""
+    conv = dataclasses.replace(
+        tree.conversation, id=new_id(), title=tree.conversation.title + IMPORTED_SUFFIX
+    )
+    ids = {m.id: new_id() for m in tree}
+    messages = [
+        dataclasses.replace(
+            m,
+            id=ids[m.id],
+            conversation_id=conv.id,
+            parent_id=None if m.parent_id is None else ids[m.parent_id],
+        )
+        for m in tree
+    ]
+    selected = {
+        parent if parent is None else ids[parent]: ids[child]
+        for parent, child in tree.selected.items()
+    }
+    return ConversationTree(conv, messages, selected)
+
+
+class _Importer:
+    """Decides, conversation by conversation, whether to add, skip or copy."""
+
+    def __init__(self, store: ChatStore) -> None:
+        self.store = store
+        self.report = ImportReport()
+        self.accepted: list[ConversationTree] = []
+        self._batch: dict[str, ConversationTree] = {}  # original id -> as read, this import
+        self._batch_message_ids: set[str] = set()
+
+    def take(self, tree: ConversationTree) -> None:
+        original_id = tree.conversation.id
+        existing = self._batch.get(original_id)
+        if existing is None:
+            existing = _stored_tree(self.store, original_id)
+        if existing is not None and _same_messages(tree, existing):
+            self.report.skipped_same += 1
+            return
+        ids = [m.id for m in tree]
+        taken = self.store.existing_message_ids(ids) | (self._batch_message_ids & set(ids))
+        if existing is not None or taken:
+            copy = _as_copy(tree)
+            self.report.renamed_conflicts.append(
+                RenamedConflict(original_id, copy.conversation.id, copy.conversation.title)
+            )
+            tree_to_store = copy
+        else:
+            self.report.added += 1
+            tree_to_store = tree
+        self._batch.setdefault(original_id, tree)
+        self._batch_message_ids.update(m.id for m in tree_to_store)
+        self.accepted.append(tree_to_store)
+
+
+def import_all(store: ChatStore, data: Any) -> ImportReport:
+    """Import an export_all (or conversation_to_json) document in one transaction.
+
+    Never duplicates (a conversation already here with the same messages is skipped) and never
+    overwrites (an id holding different content, or a message id used elsewhere, is imported as
+    a renamed copy with new ids and reported). Credentials in records are scrubbed on storing.
+    Runs on the store's thread (``await async_store.run(import_all, data)`` from the GUI).
+    """
+    importer = _Importer(store)
+    for doc in _conversation_docs(data):
+        importer.take(_tree(doc))
+    store.insert_trees(importer.accepted)
+    return importer.report

@@ -1,0 +1,209 @@
+"""ConversationTree branches and paths; auto_title; ids."""
+
+from __future__ import annotations
+
+import pytest
+
+from flarechat.core.conversation import (
+    DEFAULT_TITLE,
+    ROLE_ASSISTANT,
+    ROLE_USER,
+    TITLE_MAX_LEN,
+    Conversation,
+    ConversationTree,
+    Message,
+    auto_title,
+    new_id,
+)
+
+CONV_ID = "c1"
+
+
+def msg(message_id: str, parent: str | None, *, role: str = ROLE_USER, at: float = 0.0) -> Message:
+    return Message(
+        id=message_id,
+        conversation_id=CONV_ID,
+        parent_id=parent,
+        role=role,
+        content=f"text of {message_id}",
+        created_at=at,
+    )
+
+
+def contents(messages: list[Message]) -> list[str]:
+    return [m.id for m in messages]
+
+
+@pytest.fixture
+def tree() -> ConversationTree:
+    """u1 -> a1 -> u2 -> a2, plus a regenerated a1b under u1 and an edited u2b under a1."""
+    t = ConversationTree(Conversation(id=CONV_ID))
+    t.add(msg("u1", None, at=1))
+    t.add(msg("a1", "u1", role=ROLE_ASSISTANT, at=2))
+    t.add(msg("u2", "a1", at=3))
+    t.add(msg("a2", "u2", role=ROLE_ASSISTANT, at=4))
+    t.add(msg("u2b", "a1", at=5))
+    t.add(msg("a1b", "u1", role=ROLE_ASSISTANT, at=6))
+    return t
+
+
+def test_empty_tree_has_no_path() -> None:
+    t = ConversationTree(Conversation(id=CONV_ID))
+    assert t.path() == []
+    assert t.last() is None
+    assert len(t) == 0
+
+
+def test_linear_conversation_path_follows_additions() -> None:
+    t = ConversationTree(Conversation(id=CONV_ID))
+    t.add(msg("u1", None, at=1))
+    t.add(msg("a1", "u1", role=ROLE_ASSISTANT, at=2))
+    assert contents(t.path()) == ["u1", "a1"]
+    last = t.last()
+    assert last is not None
+    assert last.id == "a1"
+
+
+def test_added_message_becomes_selected_child(tree: ConversationTree) -> None:
+    # a1b was added last under u1: the path shows it and ends there (it has no children)
+    assert contents(tree.path()) == ["u1", "a1b"]
+    assert tree.selected[None] == "u1"
+    assert tree.selected["u1"] == "a1b"
+
+
+def test_siblings_in_creation_order_with_position(tree: ConversationTree) -> None:
+    assert contents(tree.siblings("a1b")) == ["a1", "a1b"]
+    assert tree.sibling_position("a1") == (1, 2)
+    assert tree.sibling_position("a1b") == (2, 2)
+    assert tree.sibling_position("u1") == (1, 1)
+
+
+def test_select_sibling_continues_with_its_selected_descendants(tree: ConversationTree) -> None:
+    tree.select("a1")
+    # under a1 the latest choice was u2b (added after u2), which has no reply yet
+    assert contents(tree.path()) == ["u1", "a1", "u2b"]
+    tree.select("u2")
+    assert contents(tree.path()) == ["u1", "a1", "u2", "a2"]
+    tree.select("a1b")
+    tree.select("a1")
+    assert contents(tree.path()) == ["u1", "a1", "u2", "a2"]  # the choice under a1 is remembered
+
+
+def test_select_deep_message_selects_its_ancestors(tree: ConversationTree) -> None:
+    tree.select("a2")  # e.g. opening a search hit on a hidden branch
+    assert contents(tree.path()) == ["u1", "a1", "u2", "a2"]
+
+
+def test_adding_under_hidden_branch_makes_it_visible(tree: ConversationTree) -> None:
+    tree.add(msg("a2b", "u2", role=ROLE_ASSISTANT, at=7))
+    assert contents(tree.path()) == ["u1", "a1", "u2", "a2b"]
+
+
+def test_constructor_accepts_any_order_and_saved_selection() -> None:
+    messages = [
+        msg("a1b", "u1", role=ROLE_ASSISTANT, at=6),
+        msg("a1", "u1", role=ROLE_ASSISTANT, at=2),
+        msg("u1", None, at=1),
+    ]
+    t = ConversationTree(Conversation(id=CONV_ID), messages, {"u1": "a1"})
+    assert contents(t.path()) == ["u1", "a1"]
+    assert contents(t.siblings("a1")) == ["a1", "a1b"]
+
+
+def test_constructor_defaults_to_newest_child_and_ignores_bad_selection() -> None:
+    messages = [msg("u1", None, at=1), msg("a1", "u1", at=2), msg("a1b", "u1", at=3)]
+    t = ConversationTree(Conversation(id=CONV_ID), messages, {"u1": "nope", "a1": "u1"})
+    assert contents(t.path()) == ["u1", "a1b"]
+    assert "a1" not in t.selected
+
+
+def test_equal_timestamps_keep_insertion_order() -> None:
+    t = ConversationTree(Conversation(id=CONV_ID))
+    t.add(msg("u1", None, at=1))
+    for name in ("x", "y", "z"):
+        t.add(msg(name, "u1", role=ROLE_ASSISTANT, at=5))
+    assert contents(t.siblings("x")) == ["x", "y", "z"]
+
+
+def test_iteration_covers_every_branch_parents_first(tree: ConversationTree) -> None:
+    order = contents(list(tree))
+    assert sorted(order) == sorted(["u1", "a1", "u2", "a2", "u2b", "a1b"])
+    for message in tree:
+        if message.parent_id is not None:
+            assert order.index(message.parent_id) < order.index(message.id)
+
+
+def test_get_and_contains(tree: ConversationTree) -> None:
+    assert tree.get("u2").content == "text of u2"
+    assert "u2" in tree
+    assert "missing" not in tree
+    with pytest.raises(KeyError):
+        tree.get("missing")
+
+
+def test_path_to_returns_root_chain(tree: ConversationTree) -> None:
+    assert contents(tree.path_to("a2")) == ["u1", "a1", "u2", "a2"]
+
+
+@pytest.mark.parametrize(
+    ("message", "error"),
+    [
+        (msg("x", "nobody"), "unknown parent"),
+        (msg("u1", None), "duplicate"),
+        (Message("y", "other", None, ROLE_USER, "hi"), "another conversation"),
+    ],
+)
+def test_add_rejects_inconsistent_messages(
+    tree: ConversationTree, message: Message, error: str
+) -> None:
+    with pytest.raises(ValueError, match=error):
+        tree.add(message)
+
+
+def test_constructor_rejects_orphans() -> None:
+    with pytest.raises(ValueError, match="unknown parents: a9"):
+        ConversationTree(Conversation(id=CONV_ID), [msg("u1", None), msg("a9", "gone")])
+
+
+def test_new_ids_are_unique_hex() -> None:
+    ids = {new_id() for _ in range(1000)}
+    assert len(ids) == 1000
+    assert all(len(i) == 32 and int(i, 16) >= 0 for i in ids)
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ("Hello there", "Hello there"),
+        ("  Explain\n\n  quicksort\tplease  ", "Explain quicksort please"),
+        ("", DEFAULT_TITLE),
+        (" \n\t ", DEFAULT_TITLE),
+        (
+            "Write a haiku about the sea and the mountains in autumn light please",
+            "Write a haiku about the sea and the mountains…",
+        ),
+        ("x" * 100, "x" * (TITLE_MAX_LEN - 1) + "…"),
+        ("Is this ok, or is it a very, very long, question about punctuation?", None),
+    ],
+)
+def test_auto_title(text: str, title: str | None) -> None:
+    result = auto_title(text)
+    assert len(result) <= TITLE_MAX_LEN
+    assert "\n" not in result
+    if title is not None:
+        assert result == title
+    else:
+        assert result.endswith("…")
+        assert not result[:-1].endswith((",", " "))
+
+
+def test_auto_title_short_limit() -> None:
+    assert auto_title("alpha beta gamma", max_len=12) == "alpha beta…"
+
+
+def test_explicit_selection_keeps_only_non_default_choices(tree: ConversationTree) -> None:
+    assert tree.explicit_selection() == {}  # every choice is the newest child
+    tree.select("u2")
+    assert tree.explicit_selection() == {"u1": "a1", "a1": "u2"}
+    rebuilt = ConversationTree(tree.conversation, list(tree), tree.explicit_selection())
+    assert contents(rebuilt.path()) == contents(tree.path())
