@@ -1,0 +1,226 @@
+"""Response payloads per model profile: legacy and OpenAI shapes, streamed (frames) and not."""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from flarechat.emulator import catalogue, replies
+from flarechat.emulator.catalogue import CatalogueModel, Profile
+from flarechat.emulator.wire import DONE, completion_id, legacy_padding, openai_padding, sse
+
+__all__ = [
+    "Completion",
+    "Frame",
+    "embedding_result",
+    "legacy_frames",
+    "legacy_result",
+    "openai_frames",
+    "openai_result",
+    "plan_completion",
+]
+
+#: vLLM reports the stop token it matched; any stable id will do.
+_MATCHED_STOP = 106
+_NEURON_DIGITS = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One SSE event; ``token`` frames are paced and counted by the stream faults."""
+
+    data: bytes
+    kind: Literal["open", "token", "tail"]
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """Everything a reply consists of, decided before the first byte is sent."""
+
+    model: CatalogueModel
+    reasoning: tuple[str, ...]  # chunks for the delta reasoning field (OpenAI shape)
+    text: tuple[str, ...]  # visible chunks (THINK models: the <think> block is inline here)
+    finish_reason: str  # "stop" or "length"
+    prompt_tokens: int
+    cached_tokens: int
+    id: str
+    created: int
+
+    @property
+    def completion_tokens(self) -> int:
+        return len(self.reasoning) + len(self.text)
+
+    @property
+    def neurons(self) -> float:
+        value = catalogue.neurons(
+            self.model, prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens
+        )
+        return round(value, _NEURON_DIGITS)
+
+    @property
+    def reasoning_field(self) -> str:
+        return self.model.reasoning_field or "reasoning_content"
+
+
+def plan_completion(
+    model: CatalogueModel, body: dict[str, Any], *, max_tokens: int, seed: int, cached: int
+) -> Completion:
+    """Compose the reply and cut it at ``max_tokens`` (reasoning counts too, as on Workers AI)."""
+    question = replies.last_user_text(body)
+    reply = replies.compose(model.name, question, seed=seed, reasoning=model.reasoning)
+    reasoning: list[str] = []
+    if model.profile is Profile.THINK:
+        text = replies.split_think(reply.reasoning, reply.answer, seed=seed)
+    else:
+        reasoning = replies.tokenize(reply.reasoning)
+        text = replies.tokenize(reply.answer)
+    total = len(reasoning) + len(text)
+    kept_reasoning = reasoning[:max_tokens]
+    kept_text = text[: max(0, max_tokens - len(kept_reasoning))]
+    return Completion(
+        model=model,
+        reasoning=tuple(kept_reasoning),
+        text=tuple(kept_text),
+        finish_reason="length" if total > max_tokens else "stop",
+        prompt_tokens=replies.prompt_tokens(body),
+        cached_tokens=cached,
+        id=completion_id(),
+        created=int(time.time()),
+    )
+
+
+def _legacy_usage(c: Completion) -> dict[str, int]:
+    return {
+        "prompt_tokens": c.prompt_tokens,
+        "completion_tokens": c.completion_tokens,
+        "total_tokens": c.prompt_tokens + c.completion_tokens,
+    }
+
+
+def _openai_usage(prompt: int, completion: int, *, cached: int, neurons: float) -> dict[str, Any]:
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": cached},
+        "neurons": neurons,
+    }
+
+
+def _cumulative_usage(c: Completion) -> dict[str, Any]:
+    return _openai_usage(
+        c.prompt_tokens, c.completion_tokens, cached=c.cached_tokens, neurons=c.neurons
+    )
+
+
+def legacy_result(c: Completion) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "response": "".join(c.text),
+        "tool_calls": [],
+        "usage": _legacy_usage(c),
+    }
+    if c.finish_reason == "length":
+        # Emulator choice: the legacy shape has no finish reason, so a cut reply says so here.
+        result["finish_reason"] = "length"
+    return result
+
+
+def legacy_frames(c: Completion, rng: random.Random) -> list[Frame]:
+    """§4a: an empty first event, one event per chunk with ``p``, trailing cumulative usage."""
+    frames = [Frame(sse({"response": "", "tool_calls": [], "p": legacy_padding(rng)}), "open")]
+    for chunk in c.text:
+        event = {"response": chunk, "tool_calls": [], "p": legacy_padding(rng)}
+        frames.append(Frame(sse(event), "token"))
+    tail: dict[str, Any] = {"response": "", "usage": _legacy_usage(c)}
+    if c.finish_reason == "length":
+        # Emulator choice (as in legacy_result): the trailing event carries the cut.
+        tail["finish_reason"] = "length"
+    frames += [Frame(sse(tail), "tail"), Frame(DONE, "tail")]
+    return frames
+
+
+def openai_result(c: Completion) -> dict[str, Any]:
+    """A chat.completion object, keys ordered as in the gemma-4 capture (§3b)."""
+    message: dict[str, Any] = {"content": "".join(c.text) if c.text else None}
+    if c.model.reasoning and c.model.profile is not Profile.THINK:
+        message[c.reasoning_field] = "".join(c.reasoning) or None
+    message["role"] = "assistant"
+    choice = {"finish_reason": c.finish_reason, "index": 0, "logprobs": None, "message": message}
+    return {
+        "choices": [choice],
+        "created": c.created,
+        "id": c.id,
+        "model": c.model.name,
+        "object": "chat.completion",
+        "usage": _cumulative_usage(c),
+    }
+
+
+def _chunk(
+    c: Completion, rng: random.Random, *, choices: list[dict[str, Any]], usage: dict[str, Any]
+) -> bytes:
+    return sse(
+        {
+            "choices": choices,
+            "created": c.created,
+            "id": c.id,
+            "model": c.model.name,
+            "object": "chat.completion.chunk",
+            "p": openai_padding(rng),
+            "usage": usage,
+        }
+    )
+
+
+def _choice(delta: dict[str, Any], finish: str | None = None) -> list[dict[str, Any]]:
+    stop = _MATCHED_STOP if finish == "stop" else None
+    return [
+        {
+            "delta": delta,
+            "finish_reason": finish,
+            "index": 0,
+            "logprobs": None,
+            "matched_stop": stop,
+        }
+    ]
+
+
+def openai_frames(c: Completion, rng: random.Random) -> list[Frame]:
+    """§4b: role chunk, reasoning then content chunks with incremental usage, the finish chunk,
+    a ``choices: []`` usage chunk, the trailing cumulative ``{"response":"","usage":…}``, [DONE].
+    """
+    field = c.reasoning_field
+    per_token = round(catalogue.neurons(c.model, prompt_tokens=0, completion_tokens=1), 9)
+    prompt_neurons = round(
+        catalogue.neurons(c.model, prompt_tokens=c.prompt_tokens, completion_tokens=0), 9
+    )
+    one = _openai_usage(0, 1, cached=0, neurons=per_token)
+    zero = _openai_usage(0, 0, cached=0, neurons=0)
+    first = _openai_usage(c.prompt_tokens, 0, cached=c.cached_tokens, neurons=prompt_neurons)
+
+    def token(delta: dict[str, Any]) -> Frame:
+        return Frame(_chunk(c, rng, choices=_choice(delta), usage=one), "token")
+
+    opening = _choice({"content": "", field: None, "role": "assistant"})
+    finish = _choice({field: None}, c.finish_reason)
+    return [
+        Frame(_chunk(c, rng, choices=opening, usage=first), "open"),
+        *(token({"content": None, field: chunk}) for chunk in c.reasoning),
+        *(token({"content": chunk, field: None}) for chunk in c.text),
+        Frame(_chunk(c, rng, choices=finish, usage=zero), "tail"),
+        Frame(_chunk(c, rng, choices=[], usage=zero), "tail"),
+        Frame(sse({"response": "", "usage": _cumulative_usage(c)}), "tail"),
+        Frame(DONE, "tail"),
+    ]
+
+
+def embedding_result(texts: list[str], *, seed: int) -> dict[str, Any]:
+    """Deterministic unit-ish vectors, one per input text (bge-m3 answers {shape, data})."""
+    size = catalogue.embedding_dimensions()
+    data = []
+    for text in texts:
+        rng = random.Random(f"{seed}\x1f{text}")
+        data.append([round(rng.uniform(-1, 1) / size**0.5, 6) for _ in range(size)])
+    return {"shape": [len(texts), size], "data": data, "pooling": "cls"}
