@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import platformdirs
@@ -36,17 +37,20 @@ def profile_dir() -> Path | None:
     return Path(home).expanduser() if home else None
 
 
+_PLATFORM_DIRS: dict[str, Callable[..., Path]] = {
+    "config": platformdirs.user_config_path,
+    "data": platformdirs.user_data_path,
+    "logs": platformdirs.user_log_path,
+    "cache": platformdirs.user_cache_path,
+}
+
+
 def _dir(kind: str) -> Path:
     home = profile_dir()
     if home is not None:
         path = home / kind
     else:
-        getter = {
-            "config": platformdirs.user_config_path,
-            "data": platformdirs.user_data_path,
-            "logs": platformdirs.user_log_path,
-            "cache": platformdirs.user_cache_path,
-        }[kind]
+        getter: Callable[..., Path] = _PLATFORM_DIRS[kind]
         path = getter(APP_NAME, appauthor=False)
     path.mkdir(parents=True, exist_ok=True)
     return path

@@ -8,19 +8,22 @@ Classification is by Workers AI / gateway *code* first and HTTP status second
     │   ├── CapacityExceeded            3040 / 429 "Capacity temporarily exceeded"   retryable
     │   ├── DailyAllocationExhausted    3036, 4006: free neurons used up; .resets_at (00:00 UTC)
     │   ├── RateLimited                 3021, 2003, bare 429: honours Retry-After     retryable
-    │   ├── AuthenticationFailed        10000, 1000, 9109, 401/403 without a better code
+    │   ├── AuthenticationFailed        10000, 1000, 9109, JSON 401/403 without a better code
     │   │   └── GatewayAuthenticationFailed   2009: the gateway token, not the API token
     │   ├── ModelUnavailable            5007, 3042, 5028, 5035, 5016, 5018, 3041
     │   ├── RequestTooLarge             3006, 5021, 413
     │   ├── UpstreamTimeout             3007, 3008, 3046, 408, 504                   retryable
     │   ├── GatewayError                2001, 2021, 2041 and other 20xx gateway codes
     │   ├── ServerError                 5xx without a better code                    retryable
-    │   └── BadRequest                  any other 4xx (5006 schema errors, 7000 routes…)
-    ├── ConnectionFailed                DNS, refused, reset, TLS                      retryable
-    │   └── TLSFailed                   certificate or handshake failures
+    │   └── BadRequest                  any other 4xx (5006 schema, 7000/7003 routes, a proxy's
+    │                                   non-JSON 401/403 page…)
+    ├── ConnectionFailed                DNS, refused, reset, proxy                    retryable
+    │   └── TLSFailed                   certificate or handshake failures (not retryable)
     ├── RequestTimedOut                 our own connect/read timeout fired            retryable
     └── StreamInterrupted               the stream ended without [DONE] or a finish reason
 
+``flarechat.api.classify`` (in ``_errors_map``) turns any error body into this tree, with the
+plain-English messages of ``_messages``; network failures are mapped in ``_transport``.
 ``retryable`` is a class attribute read by the retry policy; the policy alone decides whether
 and when (and only before the first token). No message here ever contains the API token.
 """
@@ -157,6 +160,8 @@ class ConnectionFailed(WorkersAIError):
 
 
 class TLSFailed(ConnectionFailed):
+    # A certificate problem does not heal by waiting: never retried.
+    retryable = False
     kind = "tls"
 
 

@@ -1,0 +1,186 @@
+"""Response decoding: both Workers AI result shapes, streamed or not, folded into stream events."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from flarechat.api import _messages as msg
+from flarechat.api._errors_map import classify_payload
+from flarechat.api._redact import redact
+from flarechat.api._think import ThinkSplitter
+from flarechat.api._usage import UsageTracker
+from flarechat.api.errors import ServerError, StreamInterrupted
+from flarechat.api.events import Finished, ReasoningDelta, StreamEvent, TextDelta
+
+__all__ = ["DONE_SENTINEL", "ReplyDecoder", "decode_complete", "has_content"]
+
+logger = logging.getLogger("flarechat.api")
+
+DONE_SENTINEL = "[DONE]"
+_LOG_SNIPPET = 200  # characters of a malformed chunk kept in the log line
+_DEFAULT_FINISH = "stop"
+
+
+class ReplyDecoder:
+    """Folds decoded JSON chunks of one reply into events; knows when the reply is complete.
+
+    Feed ``data:`` payloads with :meth:`feed_data` (or parsed objects with :meth:`feed`), then
+    call :meth:`flush` and :meth:`close`. Per-chunk usage and the trailing cumulative usage event
+    are never added together (see :class:`UsageTracker`).
+    """
+
+    def __init__(
+        self, *, status: int = 200, secrets: Iterable[str] = (), model: str | None = None
+    ) -> None:
+        self._status = status
+        self._secrets = tuple(secrets)
+        self._model = model
+        self._think = ThinkSplitter()
+        self._usage = UsageTracker()
+        self._finish: str | None = None
+        self.done = False
+        self.valid_chunks = 0
+        self.malformed_chunks = 0
+
+    def feed_data(self, data: str) -> list[StreamEvent]:
+        """One SSE ``data:`` payload: ``[DONE]``, a JSON chunk, or junk (skipped and logged)."""
+        data = data.strip()
+        if not data:
+            return []
+        if data == DONE_SENTINEL:
+            self.done = True
+            return []
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            chunk = None
+        if not isinstance(chunk, Mapping):
+            self.malformed_chunks += 1
+            snippet = redact(data, self._secrets)[:_LOG_SNIPPET]
+            logger.warning("Skipped a malformed stream chunk: %s", snippet)
+            return []
+        return self.feed(chunk)
+
+    def feed(self, chunk: Mapping[str, Any]) -> list[StreamEvent]:
+        """One parsed chunk (or a whole non-streamed result). Raises on an error event."""
+        self._raise_if_error(chunk)
+        self.valid_chunks += 1
+        events: list[StreamEvent] = []
+        choices = chunk.get("choices")
+        if isinstance(choices, list):
+            for choice in choices:
+                if isinstance(choice, Mapping) and choice.get("index", 0) in (0, None):
+                    events.extend(self._choice(choice))
+        if "response" in chunk and not events:  # choices win (as in the official provider)
+            events.extend(self._think.feed(_response_text(chunk["response"])))
+        output = chunk.get("output")
+        if isinstance(output, list):
+            events.extend(self._responses_output(output))
+        usage = chunk.get("usage")
+        if isinstance(usage, Mapping):
+            # Workers AI's own trailing event has no "choices": that one is cumulative.
+            self._usage.add(usage, cumulative="choices" not in chunk)
+        self._note_finish(chunk.get("finish_reason"))
+        return events
+
+    def feed_complete(self, payload: Mapping[str, Any]) -> list[StreamEvent]:
+        """A whole non-streamed body: the v4 envelope's ``result`` or a bare OpenAI object."""
+        self._raise_if_error(payload)
+        result = payload.get("result", payload)
+        self.done = True
+        if isinstance(result, Mapping):
+            return self.feed(result)
+        self.valid_chunks += 1
+        if isinstance(result, str):  # a bare string result: tolerate it as the answer
+            return [*self._think.feed(result)]
+        return []
+
+    def flush(self) -> list[StreamEvent]:
+        """Text held back while deciding whether it was part of a ``<think>`` tag."""
+        return [*self._think.flush()]
+
+    def close(self) -> list[StreamEvent]:
+        """Usage and Finished for a complete reply; raises if the reply was not complete."""
+        if self.valid_chunks == 0 and self.malformed_chunks:
+            raise ServerError(msg.UNREADABLE_REPLY, status=self._status)
+        if not self.done and self._finish is None:
+            raise StreamInterrupted(
+                msg.INTERRUPTED, detail="The stream ended without [DONE] or a finish reason."
+            )
+        events: list[StreamEvent] = []
+        usage = self._usage.report()
+        if usage is not None:
+            events.append(usage)
+        events.append(Finished(self._finish or _DEFAULT_FINISH))
+        return events
+
+    def _choice(self, choice: Mapping[str, Any]) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        delta = choice.get("delta")
+        if not isinstance(delta, Mapping):
+            delta = choice.get("message")
+        if isinstance(delta, Mapping):
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if isinstance(reasoning, str) and reasoning:
+                events.append(ReasoningDelta(reasoning))
+            content = delta.get("content")
+            if isinstance(content, str):
+                events.extend(self._think.feed(content))
+        elif isinstance(choice.get("text"), str):  # completions-style choice
+            events.extend(self._think.feed(choice["text"]))
+        self._note_finish(choice.get("finish_reason"))
+        return events
+
+    def _responses_output(self, output: list[Any]) -> list[StreamEvent]:
+        """An OpenAI Responses object (gpt-oss with ``input``): reasoning and message items."""
+        events: list[StreamEvent] = []
+        for item in output:
+            if not isinstance(item, Mapping) or not isinstance(item.get("content"), list):
+                continue
+            for part in item["content"]:
+                text = part.get("text") if isinstance(part, Mapping) else None
+                if isinstance(text, str) and text:
+                    is_reasoning = item.get("type") == "reasoning"
+                    events.append(ReasoningDelta(text) if is_reasoning else TextDelta(text))
+        return events
+
+    def _note_finish(self, reason: object) -> None:
+        if isinstance(reason, str) and reason:
+            self._finish = reason
+
+    def _raise_if_error(self, chunk: Mapping[str, Any]) -> None:
+        errors = chunk.get("errors")
+        error = chunk.get("error")
+        failed = chunk.get("success") is False
+        if (isinstance(errors, list) and errors) or error or failed:
+            raise classify_payload(
+                chunk, status=self._status, secrets=self._secrets, model=self._model
+            )
+
+
+def decode_complete(
+    payload: object, *, status: int = 200, secrets: Iterable[str] = (), model: str | None = None
+) -> list[StreamEvent]:
+    """A non-streamed reply (v4 envelope or bare OpenAI object) as the same events."""
+    if not isinstance(payload, Mapping):
+        raise ServerError(msg.UNREADABLE_REPLY, status=status)
+    decoder = ReplyDecoder(status=status, secrets=secrets, model=model)
+    events = decoder.feed_complete(payload)
+    return [*events, *decoder.flush(), *decoder.close()]
+
+
+def has_content(events: Iterable[StreamEvent]) -> bool:
+    """Whether any text or reasoning came back (an empty gpt-oss stream reply has none)."""
+    return any(isinstance(e, TextDelta | ReasoningDelta) and e.text for e in events)
+
+
+def _response_text(value: object) -> str:
+    """Legacy ``response``: a string, or (JSON mode, quirks) an object or a number."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)

@@ -1,0 +1,71 @@
+"""Network failures: httpx transport exceptions mapped to the exception tree."""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Iterable
+
+import httpx
+
+from flarechat.api import _messages as msg
+from flarechat.api._redact import redact
+from flarechat.api.errors import (
+    ConnectionFailed,
+    RequestTimedOut,
+    StreamInterrupted,
+    TLSFailed,
+    WorkersAIError,
+)
+
+__all__ = ["from_transport_error"]
+
+_TLS_MARKERS = ("CERTIFICATE_VERIFY_FAILED", "SSL:", "TLSV1_ALERT", "WRONG_VERSION_NUMBER")
+_CHAIN_LIMIT = 10  # how deep to follow __cause__/__context__ looking for the ssl error
+
+
+def from_transport_error(
+    exc: httpx.TransportError,
+    *,
+    started: bool,
+    timeout: httpx.Timeout | None = None,
+    secrets: Iterable[str] = (),
+) -> WorkersAIError:
+    """Map one httpx transport error; ``started`` is True once response headers arrived."""
+    detail = redact(f"{type(exc).__name__}: {exc}", secrets)
+    if isinstance(exc, httpx.TimeoutException):
+        return RequestTimedOut(
+            _timeout_message(exc, started=started, timeout=timeout), detail=detail
+        )
+    if isinstance(exc, httpx.ProxyError):
+        return ConnectionFailed(msg.PROXY_FAILED, detail=detail)
+    if started and isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
+        return StreamInterrupted(msg.INTERRUPTED, detail=detail)
+    if isinstance(exc, httpx.ConnectError) and _is_tls(exc):
+        return TLSFailed(msg.TLS_FAILED, detail=detail)
+    return ConnectionFailed(msg.CONNECTION_FAILED, detail=detail)
+
+
+def _timeout_message(
+    exc: httpx.TimeoutException, *, started: bool, timeout: httpx.Timeout | None
+) -> str:
+    if isinstance(exc, httpx.ConnectTimeout):
+        return msg.timed_out("connecting", timeout.connect if timeout else None)
+    if isinstance(exc, httpx.WriteTimeout):
+        return msg.timed_out("sending the request", timeout.write if timeout else None)
+    if isinstance(exc, httpx.PoolTimeout):
+        return msg.timed_out("waiting for a free connection", timeout.pool if timeout else None)
+    phase = "streaming the reply" if started else "waiting for the reply to start"
+    return msg.timed_out(phase, timeout.read if timeout else None)
+
+
+def _is_tls(exc: BaseException) -> bool:
+    current: BaseException | None = exc
+    for _ in range(_CHAIN_LIMIT):
+        if current is None:
+            return False
+        if isinstance(current, ssl.SSLError | ssl.CertificateError):
+            return True
+        if any(marker in str(current) for marker in _TLS_MARKERS):
+            return True
+        current = current.__cause__ or current.__context__
+    return False

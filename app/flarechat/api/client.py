@@ -1,0 +1,373 @@
+"""WorkersAIClient: the one long-lived HTTP client that talks to Workers AI and AI Gateway."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import ssl
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import aclosing, asynccontextmanager
+from types import TracebackType
+from typing import Any, Self
+from urllib.parse import quote
+
+import httpx
+import truststore
+from httpx_sse import EventSource
+
+from flarechat import __version__
+from flarechat.api import _messages as msg
+from flarechat.api._catalogue import MAX_PAGES, PER_PAGE, is_last_page, parse_model
+from flarechat.api._decode import ReplyDecoder, decode_complete, has_content
+from flarechat.api._errors_map import DETAIL_LIMIT, classify, classify_payload
+from flarechat.api._redact import connection_secrets, redact
+from flarechat.api._routes import PreparedRequest, api_headers, build_chat_request
+from flarechat.api._transport import from_transport_error
+from flarechat.api.config import ChatRequest, Connection
+from flarechat.api.errors import ServerError, WorkersAIError
+from flarechat.api.events import ResponseMeta, StreamEvent
+from flarechat.api.models import ModelInfo
+from flarechat.api.tokens import TokenCheck, TokenKind, token_check_from, workers_ai_check
+
+__all__ = [
+    "DEFAULT_USER_AGENT",
+    "POOL_TIMEOUT",
+    "TEXT_GENERATION",
+    "WRITE_TIMEOUT",
+    "WorkersAIClient",
+    "tls_context",
+]
+
+logger = logging.getLogger("flarechat.api")
+
+DEFAULT_USER_AGENT = f"Flarechat/{__version__} (+python-httpx)"
+WRITE_TIMEOUT = 30.0  # seconds to send a request body
+POOL_TIMEOUT = 10.0  # seconds to wait for a free pooled connection
+TEXT_GENERATION = "Text Generation"
+_EVENT_STREAM = "text/event-stream"
+
+
+@dataclasses.dataclass(slots=True)
+class _Call:
+    """Per-call context: what to redact, the timeouts, and whether headers arrived yet."""
+
+    conn: Connection
+    model: str | None = None
+    #: response headers arrived (a transport error after this interrupted a reply)
+    started: bool = False
+    #: the streamed request came back as an empty JSON reply (gpt-oss on /ai/run)
+    empty_reply: bool = False
+    secrets: tuple[str, ...] = ()
+    timeout: httpx.Timeout = dataclasses.field(default_factory=lambda: httpx.Timeout(None))
+
+    @classmethod
+    def of(cls, conn: Connection, model: str | None = None) -> _Call:
+        timeout = httpx.Timeout(
+            connect=conn.connect_timeout,
+            read=conn.read_timeout,
+            write=WRITE_TIMEOUT,
+            pool=POOL_TIMEOUT,
+        )
+        return cls(conn=conn, model=model, secrets=connection_secrets(conn), timeout=timeout)
+
+
+class WorkersAIClient:
+    """Streams chats, lists models and verifies tokens over one pooled ``httpx.AsyncClient``.
+
+    TLS is verified against the operating system's trust store (truststore), so corporate CAs
+    work; ``HTTP(S)_PROXY``/``NO_PROXY`` are honoured. Create one per process and ``aclose()``
+    it on shutdown. ``transport`` is for tests.
+    """
+
+    def __init__(
+        self,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        user_agent: str | None = None,
+    ) -> None:
+        self._user_agent = user_agent or DEFAULT_USER_AGENT
+        self._http = httpx.AsyncClient(
+            transport=transport,
+            verify=tls_context(),
+            trust_env=True,
+            follow_redirects=False,
+            timeout=httpx.Timeout(None),  # every request passes its Connection's timeouts
+        )
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def stream_chat(
+        self, conn: Connection, request: ChatRequest
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """Events of one reply: ResponseMeta first, then deltas, usage and Finished.
+
+        Raises ValueError for an invalid request (before sending) and a WorkersAIError subclass
+        for everything that goes wrong on the way. Works for ``request.stream`` False too.
+        """
+        prepared = build_chat_request(conn, request, user_agent=self._user_agent)
+        call = _Call.of(conn, request.model)
+        try:
+            async with aclosing(self._attempt(prepared, call, final=not request.stream)) as events:
+                async for event in events:
+                    yield event
+            if not call.empty_reply:
+                return
+            # gpt-oss on /ai/run ignores stream: true and answers with an empty JSON result;
+            # cloudflare/ai's provider then asks again without streaming. So do we, once.
+            logger.info("Empty non-streamed reply from %s; retrying with stream off", call.model)
+            again = dataclasses.replace(request, stream=False)
+            prepared = build_chat_request(conn, again, user_agent=self._user_agent)
+            async with aclosing(self._attempt(prepared, call, final=True)) as events:
+                async for event in events:
+                    yield event
+        except httpx.RequestError as exc:
+            # from None: httpx's own text stays out of tracebacks; a redacted copy is in .detail
+            raise self._network_error(exc, call) from None
+
+    async def list_models(
+        self, conn: Connection, *, task: str = TEXT_GENERATION
+    ) -> list[ModelInfo]:
+        """The account's catalogue for ``task``, all pages, in the server's order."""
+        call = _Call.of(conn)
+        found: dict[str, ModelInfo] = {}
+        seen: set[str] = set()
+        for page in range(1, MAX_PAGES + 1):
+            url = _models_url(conn, task=task, page=page, per_page=PER_PAGE)
+            body = await self._get_envelope(url, call)
+            items = body.get("result")
+            items = items if isinstance(items, list) else []
+            names = {item.get("name") for item in items if isinstance(item, Mapping)}
+            fresh = bool(names - seen)
+            seen.update(n for n in names if isinstance(n, str))
+            for model in filter(None, map(parse_model, items)):
+                if _task_matches(model, task):
+                    found.setdefault(model.name, model)
+            done = is_last_page(body, page=page, per_page=PER_PAGE, received=len(items))
+            if done or not fresh:
+                break
+        return list(found.values())
+
+    async def verify_token(self, conn: Connection) -> TokenCheck:
+        """Which kind of token this is: user, account, or one that only works for Workers AI.
+
+        Tries /user/tokens/verify, then /accounts/{id}/tokens/verify, then a cheap authorised
+        call (models/search, one item). Raises the last call's classified error when none
+        worked: AuthenticationFailed for a bad token, BadRequest for an unknown account…
+        """
+        call = _Call.of(conn)
+        base = conn.api_base.rstrip("/")
+        check, response = await self._verify_at("user", f"{base}/user/tokens/verify", call=call)
+        if check is not None:
+            return check
+        if conn.account_id.strip():
+            account = quote(conn.account_id.strip(), safe="")
+            url = f"{base}/accounts/{account}/tokens/verify"
+            check, response = await self._verify_at("account", url, call=call)
+            if check is not None:
+                return check
+            response = await self._get(_models_url(conn, per_page=1), call)
+            if response.is_success and _json_or_empty(response).get("success") is not False:
+                return workers_ai_check()
+        raise self._status_error(response, call)
+
+    async def _verify_at(
+        self, kind: TokenKind, url: str, *, call: _Call
+    ) -> tuple[TokenCheck | None, httpx.Response]:
+        response = await self._get(url, call)
+        if not response.is_success:
+            return None, response
+        return token_check_from(kind, _json_or_empty(response)), response
+
+    # -- chat internals -------------------------------------------------------------------
+
+    async def _attempt(
+        self, prepared: PreparedRequest, call: _Call, *, final: bool
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """One HTTP exchange. If not ``final`` and the JSON reply is empty, yield nothing and
+        set ``call.empty_reply`` so the caller can ask again without streaming."""
+        async with self._send(prepared, call) as response:
+            if _is_event_stream(response):
+                yield _meta(response, call.model)
+                async with aclosing(self._events(response, call)) as stream:
+                    async for event in stream:
+                        yield event
+                return
+            events = await self._complete(response, call)
+            call.empty_reply = not final and not has_content(events)
+            if call.empty_reply:
+                return
+            yield _meta(response, call.model)
+            for event in events:
+                yield event
+
+    @asynccontextmanager
+    async def _send(self, prepared: PreparedRequest, call: _Call) -> AsyncIterator[httpx.Response]:
+        call.started = call.empty_reply = False
+        logger.debug("POST %s", redact(prepared.url, call.secrets))
+        async with self._http.stream(
+            "POST", prepared.url, json=prepared.body, headers=prepared.headers, timeout=call.timeout
+        ) as response:
+            call.started = True
+            _log_response(response, call)
+            if not response.is_success:
+                await response.aread()
+                raise self._status_error(response, call)
+            yield response
+
+    async def _events(
+        self, response: httpx.Response, call: _Call
+    ) -> AsyncGenerator[StreamEvent, None]:
+        decoder = ReplyDecoder(status=response.status_code, secrets=call.secrets, model=call.model)
+        async with aclosing(EventSource(response).aiter_sse()) as sse_events:
+            async for sse in sse_events:
+                for event in decoder.feed_data(sse.data):
+                    yield event
+                if decoder.done:
+                    break
+        for event in (*decoder.flush(), *decoder.close()):
+            yield event
+
+    async def _complete(self, response: httpx.Response, call: _Call) -> list[StreamEvent]:
+        await response.aread()
+        payload = _expect_json(response, call)
+        return decode_complete(
+            payload, status=response.status_code, secrets=call.secrets, model=call.model
+        )
+
+    # -- plain GETs ---------------------------------------------------------------------------
+
+    async def _get(self, url: str, call: _Call) -> httpx.Response:
+        headers = api_headers(call.conn, user_agent=self._user_agent)
+        headers["Accept"] = "application/json"
+        logger.debug("GET %s", redact(url, call.secrets))
+        try:
+            response = await self._http.get(url, headers=headers, timeout=call.timeout)
+        except httpx.RequestError as exc:
+            raise self._network_error(exc, call) from None
+        _log_response(response, call)
+        return response
+
+    # -- errors ---------------------------------------------------------------------------------
+
+    async def _get_envelope(self, url: str, call: _Call) -> Mapping[str, Any]:
+        """GET a v4 envelope; any error status or ``success: false`` raises, classified."""
+        response = await self._get(url, call)
+        if not response.is_success:
+            raise self._status_error(response, call)
+        body = _expect_json(response, call)
+        if body.get("success") is False:
+            raise classify_payload(
+                body, status=response.status_code, headers=response.headers, secrets=call.secrets
+            )
+        return body
+
+    def _status_error(self, response: httpx.Response, call: _Call) -> WorkersAIError:
+        error = classify(
+            status=response.status_code,
+            body=response.text,
+            headers=response.headers,
+            secrets=call.secrets,
+            model=call.model,
+        )
+        logger.warning("Request failed: %s", redact(str(error), call.secrets))
+        return error
+
+    def _network_error(self, exc: httpx.RequestError, call: _Call) -> WorkersAIError:
+        if isinstance(exc, httpx.TransportError):
+            error = from_transport_error(
+                exc, started=call.started, timeout=call.timeout, secrets=call.secrets
+            )
+        else:  # DecodingError, TooManyRedirects: the reply itself was broken
+            detail = redact(f"{type(exc).__name__}: {exc}", call.secrets)
+            error = ServerError(msg.UNREADABLE_REPLY, detail=detail)
+        logger.warning("Network failure: %s", redact(error.detail or str(error), call.secrets))
+        return error
+
+
+def tls_context() -> ssl.SSLContext:
+    """Certificates checked against the OS trust store, so corporate CAs are honoured."""
+    context = truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    return context
+
+
+def _models_url(
+    conn: Connection, *, task: str = TEXT_GENERATION, page: int = 1, per_page: int
+) -> str:
+    if not conn.account_id.strip():
+        raise ValueError("The account ID is not set.")
+    account = quote(conn.account_id.strip(), safe="")
+    # quote(), not urlencode(): the task name goes out as "Text%20Generation".
+    query = f"task={quote(task, safe='')}&page={page}&per_page={per_page}"
+    return f"{conn.api_base.rstrip('/')}/accounts/{account}/ai/models/search?{query}"
+
+
+def _is_event_stream(response: httpx.Response) -> bool:
+    return _EVENT_STREAM in response.headers.get("content-type", "").lower()
+
+
+def _meta(response: httpx.Response, model: str | None) -> ResponseMeta:
+    headers = response.headers
+    return ResponseMeta(
+        status_code=response.status_code,
+        request_id=headers.get("cf-ai-req-id"),
+        log_id=headers.get("cf-aig-log-id"),
+        cache_status=headers.get("cf-aig-cache-status"),
+        neurons=_float(headers.get("cf-ai-neurons")),
+        model=model,
+    )
+
+
+def _expect_json(response: httpx.Response, call: _Call) -> Mapping[str, Any]:
+    try:
+        payload = json.loads(response.content)
+    except ValueError:
+        payload = None
+    if not isinstance(payload, Mapping):
+        detail = redact(response.text, call.secrets)[:DETAIL_LIMIT]
+        raise ServerError(msg.UNREADABLE_REPLY, detail=detail, status=response.status_code)
+    return payload
+
+
+def _json_or_empty(response: httpx.Response) -> Mapping[str, Any]:
+    try:
+        payload = json.loads(response.content)
+    except ValueError:
+        return {}
+    return payload if isinstance(payload, Mapping) else {}
+
+
+def _task_matches(model: ModelInfo, task: str) -> bool:
+    # The server filters by task; this also copes with one that ignores the parameter.
+    return not task or not model.task or model.task.casefold() == task.casefold()
+
+
+def _log_response(response: httpx.Response, call: _Call) -> None:
+    logger.debug(
+        "HTTP %s from %s (cf-ai-req-id %s)",
+        response.status_code,
+        redact(str(response.request.url), call.secrets),
+        response.headers.get("cf-ai-req-id", "-"),
+    )
+
+
+def _float(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None

@@ -1,0 +1,130 @@
+"""RetryPolicy: the retry table, Retry-After, backoff with jitter and cap (no sleeping)."""
+
+from __future__ import annotations
+
+import pytest
+
+from flarechat.api.errors import (
+    AuthenticationFailed,
+    BadRequest,
+    CapacityExceeded,
+    ConnectionFailed,
+    DailyAllocationExhausted,
+    GatewayAuthenticationFailed,
+    GatewayError,
+    ModelUnavailable,
+    RateLimited,
+    RequestTimedOut,
+    RequestTooLarge,
+    ServerError,
+    StreamInterrupted,
+    TLSFailed,
+    UpstreamTimeout,
+    WorkersAIError,
+)
+from flarechat.api.retry import RetryPolicy
+
+RETRIED = [
+    CapacityExceeded,
+    RateLimited,
+    UpstreamTimeout,
+    ServerError,
+    ConnectionFailed,
+    RequestTimedOut,
+    StreamInterrupted,
+]
+NEVER = [
+    DailyAllocationExhausted,
+    AuthenticationFailed,
+    GatewayAuthenticationFailed,
+    ModelUnavailable,
+    RequestTooLarge,
+    BadRequest,
+    GatewayError,
+    TLSFailed,
+]
+
+
+def fixed(value: float) -> RetryPolicy:
+    return RetryPolicy(random=lambda: value)
+
+
+@pytest.mark.parametrize("cls", RETRIED)
+def test_transient_errors_are_retried_before_the_first_token(cls: type[WorkersAIError]) -> None:
+    assert fixed(0.0).next_delay(cls("x"), attempt=1, received_tokens=False) == 0.5
+
+
+@pytest.mark.parametrize("cls", RETRIED)
+def test_nothing_is_retried_after_the_first_token(cls: type[WorkersAIError]) -> None:
+    assert fixed(0.0).next_delay(cls("x"), attempt=1, received_tokens=True) is None
+
+
+@pytest.mark.parametrize("cls", NEVER)
+def test_never_retried_classes(cls: type[WorkersAIError]) -> None:
+    error = cls("x", retry_after=1.0)
+    assert fixed(0.0).next_delay(error, attempt=1, received_tokens=False) is None
+
+
+def test_the_base_error_is_not_retried() -> None:
+    assert fixed(0.0).next_delay(WorkersAIError("x"), attempt=1, received_tokens=False) is None
+
+
+@pytest.mark.parametrize(
+    ("attempt", "low", "high"),
+    [(1, 0.5, 1.0), (2, 1.0, 2.0), (3, 2.0, 4.0), (5, 8.0, 16.0), (6, 15.0, 30.0), (9, 15.0, 30.0)],
+)
+def test_exponential_backoff_with_equal_jitter_and_cap(
+    attempt: int, low: float, high: float
+) -> None:
+    policy_low = RetryPolicy(max_attempts=20, random=lambda: 0.0)
+    policy_high = RetryPolicy(max_attempts=20, random=lambda: 1.0)
+    error = CapacityExceeded("busy")
+    assert policy_low.next_delay(error, attempt=attempt, received_tokens=False) == low
+    assert policy_high.next_delay(error, attempt=attempt, received_tokens=False) == high
+
+
+def test_jitter_comes_from_the_injected_random() -> None:
+    draws = iter([0.25, 0.75])
+    policy = RetryPolicy(base_delay=2.0, random=lambda: next(draws))
+    error = ServerError("x")
+    assert policy.next_delay(error, attempt=1, received_tokens=False) == 1.0 + 0.25
+    assert policy.next_delay(error, attempt=1, received_tokens=False) == 1.0 + 0.75
+
+
+def test_attempt_budget() -> None:
+    policy = fixed(0.0)
+    error = CapacityExceeded("busy")
+    delays = [policy.next_delay(error, attempt=n, received_tokens=False) for n in range(1, 6)]
+    assert delays == [0.5, 1.0, 2.0, None, None]
+    assert RetryPolicy(max_attempts=1).next_delay(error, attempt=1, received_tokens=False) is None
+
+
+@pytest.mark.parametrize(
+    ("retry_after", "expected"), [(0.0, 0.0), (7.5, 7.5), (60.0, 60.0), (61.0, None)]
+)
+def test_retry_after_is_honoured_up_to_the_cap(retry_after: float, expected: float | None) -> None:
+    error = RateLimited("slow down", retry_after=retry_after)
+    assert fixed(0.9).next_delay(error, attempt=1, received_tokens=False) == expected
+
+
+def test_retry_after_cap_is_configurable() -> None:
+    error = CapacityExceeded("busy", retry_after=10.0)
+    policy = RetryPolicy(retry_after_cap=5.0)
+    assert policy.next_delay(error, attempt=1, received_tokens=False) is None
+
+
+def test_invalid_policies_are_refused() -> None:
+    with pytest.raises(ValueError, match="max_attempts"):
+        RetryPolicy(max_attempts=0)
+    with pytest.raises(ValueError, match="negative"):
+        RetryPolicy(base_delay=-1.0)
+
+
+def test_defaults_match_the_contract() -> None:
+    policy = RetryPolicy()
+    assert (policy.max_attempts, policy.base_delay, policy.max_delay, policy.retry_after_cap) == (
+        4,
+        1.0,
+        30.0,
+        60.0,
+    )
