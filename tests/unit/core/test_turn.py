@@ -1,0 +1,493 @@
+"""core.turn: the pure TurnState fold and run_turn's retry sequencing (fake client, no network)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import pytest
+
+from flarechat.api.config import ChatMessage, ChatRequest, Connection, Secret
+from flarechat.api.errors import (
+    AuthenticationFailed,
+    CapacityExceeded,
+    DailyAllocationExhausted,
+    StreamInterrupted,
+    WorkersAIError,
+)
+from flarechat.api.events import (
+    Finished,
+    ReasoningDelta,
+    ResponseMeta,
+    StreamEvent,
+    TextDelta,
+    UsageReport,
+)
+from flarechat.core.turn import (
+    RetryDecider,
+    RetryScheduled,
+    TurnEvent,
+    TurnState,
+    error_record,
+    fail,
+    fold,
+    run_turn,
+    stop,
+    turn_record,
+    turn_summary,
+)
+
+CONN = Connection(account_id="0" * 32, token=Secret("unit-test-token"))
+REQUEST = ChatRequest(
+    model="@cf/meta/llama-3.1-8b-instruct-fast", messages=(ChatMessage("user", "hi"),)
+)
+META = ResponseMeta(status_code=200, request_id="req-1", neurons=1.5)
+
+Step = StreamEvent | WorkersAIError
+
+
+class ScriptedClient:
+    """A stand-in for WorkersAIClient: each call to stream_chat plays the next script."""
+
+    def __init__(self, *scripts: Sequence[Step], hang_after: int | None = None) -> None:
+        self.scripts = list(scripts)
+        self.calls = 0
+        self.closed = 0
+        self.hang_after = hang_after  # last script: block forever after this many events
+
+    async def stream_chat(
+        self, conn: Connection, request: ChatRequest
+    ) -> AsyncIterator[StreamEvent]:
+        assert conn is CONN
+        assert request is REQUEST
+        script = self.scripts[self.calls]
+        self.calls += 1
+        try:
+            for index, step in enumerate(script):
+                await asyncio.sleep(0)
+                if index == self.hang_after:
+                    await asyncio.Event().wait()
+                if isinstance(step, WorkersAIError):
+                    raise step
+                yield step
+        finally:
+            self.closed += 1
+
+
+@dataclass
+class FakePolicy:
+    """Mirrors RetryPolicy's rules with fixed delays, and records every question asked."""
+
+    max_attempts: int = 3
+    delay: float = 2.5
+    asked: list[tuple[str, int, bool]] = field(default_factory=list)
+
+    def next_delay(
+        self, error: WorkersAIError, *, attempt: int, received_tokens: bool
+    ) -> float | None:
+        self.asked.append((error.kind, attempt, received_tokens))
+        if received_tokens or not error.retryable or attempt >= self.max_attempts:
+            return None
+        return error.retry_after if error.retry_after is not None else self.delay * attempt
+
+
+class FakeSleep:
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, delay: float) -> None:
+        self.delays.append(delay)
+
+
+def capacity(retry_after: float | None = None) -> CapacityExceeded:
+    return CapacityExceeded("busy", status=429, code=3040, retry_after=retry_after)
+
+
+async def collect(
+    client: ScriptedClient, policy: RetryDecider, sleep: FakeSleep
+) -> list[TurnEvent]:
+    return [ev async for ev in run_turn(client, CONN, REQUEST, policy=policy, sleep=sleep)]
+
+
+async def collect_into(
+    seen: list[TurnEvent], client: ScriptedClient, policy: FakePolicy, sleep: FakeSleep
+) -> None:
+    async for event in run_turn(client, CONN, REQUEST, policy=policy, sleep=sleep):
+        seen.append(event)
+
+
+# --- fold -------------------------------------------------------------------------------------
+
+
+def fold_all(events: Sequence[tuple[float, TurnEvent]]) -> TurnState:
+    state = TurnState()
+    for now, event in events:
+        state = fold(state, event, now=now)
+    return state
+
+
+def test_fold_accumulates_text_reasoning_and_metadata() -> None:
+    usage = UsageReport(prompt_tokens=10, completion_tokens=30, total_tokens=40)
+    state = fold_all(
+        [
+            (100.0, META),
+            (100.5, ReasoningDelta("think ")),
+            (101.0, TextDelta("Hello")),
+            (101.5, ReasoningDelta("more")),
+            (102.0, TextDelta(", world")),
+            (102.5, usage),
+            (103.0, Finished("stop")),
+        ]
+    )
+    assert state.text == "Hello, world"
+    assert state.reasoning == "think more"
+    assert state.meta == META
+    assert state.usage == usage
+    assert state.finish_reason == "stop"
+    assert state.status == "done"
+    assert state.is_final
+    assert state.started_at == 100.0
+    assert state.ttft == pytest.approx(0.5)
+    assert state.duration == pytest.approx(3.0)
+    # 30 reported completion tokens over 100.5 -> 103.0
+    assert state.tokens_per_second == pytest.approx(12.0)
+    assert not state.tokens_are_estimated
+    assert state.neurons == 1.5
+
+
+def test_fold_statuses_while_streaming() -> None:
+    state = fold(TurnState(started_at=5.0), META, now=6.0)
+    assert state.status == "waiting"
+    assert state.ttft is None
+    assert state.tokens_per_second is None
+    state = fold(state, TextDelta("a"), now=7.0)
+    assert state.status == "streaming"
+    assert not state.is_final
+    assert state.ttft == pytest.approx(2.0)
+    assert state.started_at == 5.0  # an explicit start is kept
+
+
+def test_tokens_per_second_estimates_from_characters_without_usage() -> None:
+    state = fold_all(
+        [(0.0, TextDelta("x" * 40)), (2.0, TextDelta("y" * 40)), (2.0, Finished("stop"))]
+    )
+    assert state.tokens_are_estimated
+    assert state.completion_tokens == 20  # 80 chars / 4
+    assert state.tokens_per_second == pytest.approx(10.0)
+
+
+def test_neurons_fall_back_to_usage() -> None:
+    state = fold_all(
+        [
+            (0.0, ResponseMeta(status_code=200)),
+            (1.0, UsageReport(completion_tokens=3, neurons=7.25)),
+        ]
+    )
+    assert state.neurons == 7.25
+    assert fold(TurnState(), TextDelta("x")).neurons is None
+
+
+def test_fold_without_clock_keeps_times_empty() -> None:
+    state = fold(fold(TurnState(), TextDelta("hi")), Finished("length"))
+    assert state.text == "hi"
+    assert state.finish_reason == "length"
+    assert state.ttft is None
+    assert state.duration is None
+    assert state.tokens_per_second is None
+
+
+def test_retry_scheduled_resets_the_failed_attempts_response() -> None:
+    error = capacity()
+    retry = RetryScheduled(attempt=1, max_attempts=4, delay=2.0, error=error)
+    state = fold_all([(0.0, META), (0.1, UsageReport(prompt_tokens=1)), (0.2, retry)])
+    assert state.status == "waiting"
+    assert state.meta is None
+    assert state.usage is None
+    assert state.attempt == 2
+    assert state.last_retry is retry
+    assert state.started_at == 0.0
+
+
+def test_fold_is_pure() -> None:
+    before = TurnState(text="a")
+    after = fold(before, TextDelta("b"), now=1.0)
+    assert before.text == "a"
+    assert after.text == "ab"
+
+
+def test_fail_marks_interrupted_or_failed_and_keeps_text() -> None:
+    partial = fold_all([(0.0, TextDelta("partial"))])
+    cut = fail(partial, StreamInterrupted("cut"), now=3.0)
+    assert (cut.status, cut.text, cut.finished_at) == ("interrupted", "partial", 3.0)
+    assert isinstance(cut.error, StreamInterrupted)
+    refused = fail(TurnState(), AuthenticationFailed("no", status=401, code=10000))
+    assert refused.status == "failed"
+    assert refused.is_final
+
+
+def test_stop_keeps_partial_text() -> None:
+    stopped = stop(fold_all([(0.0, TextDelta("so far"))]), now=1.0)
+    assert (stopped.status, stopped.text, stopped.finished_at) == ("stopped", "so far", 1.0)
+
+
+# --- run_turn ---------------------------------------------------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_success_passes_events_through_without_retry() -> None:
+    script: list[Step] = [META, TextDelta("Hi"), UsageReport(completion_tokens=1), Finished("stop")]
+    client, policy, sleep = ScriptedClient(script), FakePolicy(), FakeSleep()
+    assert await collect(client, policy, sleep) == script
+    assert (client.calls, client.closed) == (1, 1)
+    assert policy.asked == []
+    assert sleep.delays == []
+
+
+@pytest.mark.asyncio
+async def test_retries_before_the_first_token() -> None:
+    error = capacity()
+    client = ScriptedClient([error], [META, error], [META, TextDelta("ok"), Finished("stop")])
+    policy, sleep = FakePolicy(max_attempts=3, delay=1.0), FakeSleep()
+    events = await collect(client, policy, sleep)
+    assert events == [
+        RetryScheduled(attempt=1, max_attempts=3, delay=1.0, error=error),
+        META,
+        RetryScheduled(attempt=2, max_attempts=3, delay=2.0, error=error),
+        META,
+        TextDelta("ok"),
+        Finished("stop"),
+    ]
+    assert sleep.delays == [1.0, 2.0]
+    assert policy.asked == [("capacity", 1, False), ("capacity", 2, False)]
+    assert (client.calls, client.closed) == (3, 3)
+
+
+@pytest.mark.asyncio
+async def test_no_retry_after_the_first_token() -> None:
+    error = StreamInterrupted("cut")
+    client = ScriptedClient([META, TextDelta("part"), error], [META, TextDelta("never")])
+    policy, sleep = FakePolicy(), FakeSleep()
+    seen: list[TurnEvent] = []
+    with pytest.raises(StreamInterrupted):
+        await collect_into(seen, client, policy, sleep)
+    assert seen == [META, TextDelta("part")]
+    assert policy.asked == [("interrupted", 1, True)]
+    assert sleep.delays == []
+    assert client.calls == 1
+
+
+@pytest.mark.asyncio
+async def test_reasoning_counts_as_a_received_token() -> None:
+    client = ScriptedClient([META, ReasoningDelta("hmm"), capacity()])
+    policy = FakePolicy()
+    with pytest.raises(CapacityExceeded):
+        await collect(client, policy, FakeSleep())
+    assert policy.asked == [("capacity", 1, True)]
+
+
+@pytest.mark.asyncio
+async def test_retry_after_is_what_gets_slept() -> None:
+    client = ScriptedClient([capacity(retry_after=7.0)], [META, Finished("stop")])
+    sleep = FakeSleep()
+    events = await collect(client, FakePolicy(), sleep)
+    assert sleep.delays == [7.0]
+    assert isinstance(events[0], RetryScheduled)
+    assert events[0].delay == 7.0
+
+
+@pytest.mark.asyncio
+async def test_budget_exhausted_raises_the_last_error() -> None:
+    errors = [capacity() for _ in range(3)]
+    client = ScriptedClient(*([e] for e in errors))
+    policy, sleep = FakePolicy(max_attempts=3), FakeSleep()
+    with pytest.raises(CapacityExceeded) as raised:
+        await collect(client, policy, sleep)
+    assert raised.value is errors[-1]
+    assert client.calls == 3
+    assert len(sleep.delays) == 2
+    assert [attempt for _, attempt, _ in policy.asked] == [1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        DailyAllocationExhausted("daily", status=429, code=4006),
+        AuthenticationFailed("auth", status=401, code=10000),
+    ],
+)
+@pytest.mark.asyncio
+async def test_non_retryable_raises_at_once(error: WorkersAIError) -> None:
+    client = ScriptedClient([error], [META])
+    policy, sleep = FakePolicy(), FakeSleep()
+    with pytest.raises(type(error)):
+        await collect(client, policy, sleep)
+    assert client.calls == 1
+    assert sleep.delays == []
+    assert policy.asked == [(error.kind, 1, False)]
+
+
+@pytest.mark.asyncio
+async def test_retry_sleep_may_return_early_and_the_next_attempt_starts() -> None:
+    """The UI's "Retry now" resolves the sleep early; run_turn just carries on."""
+    woken = asyncio.Event()
+
+    async def interruptible_sleep(delay: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(woken.wait(), timeout=delay)
+
+    client = ScriptedClient([capacity()], [META, TextDelta("now"), Finished("stop")])
+    turn = run_turn(
+        client, CONN, REQUEST, policy=FakePolicy(delay=3600.0), sleep=interruptible_sleep
+    )
+    async with contextlib.aclosing(turn):
+        first = await anext(turn)
+        assert isinstance(first, RetryScheduled)
+        woken.set()
+        rest = [event async for event in turn]
+    assert rest == [META, TextDelta("now"), Finished("stop")]
+
+
+@pytest.mark.asyncio
+async def test_cancellation_mid_stream_closes_the_client_stream() -> None:
+    client = ScriptedClient([META, TextDelta("a"), TextDelta("b")], hang_after=2)
+    seen: list[TurnEvent] = []
+    got_text = asyncio.Event()
+
+    async def consume() -> None:
+        async for event in run_turn(client, CONN, REQUEST, policy=FakePolicy(), sleep=FakeSleep()):
+            seen.append(event)
+            if isinstance(event, TextDelta):
+                got_text.set()
+
+    task = asyncio.create_task(consume())
+    await got_text.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert seen == [META, TextDelta("a")]
+    assert client.closed == 1
+
+
+@pytest.mark.asyncio
+async def test_cancellation_during_the_retry_wait() -> None:
+    client = ScriptedClient([capacity()], [META])
+    retry_seen = asyncio.Event()
+
+    async def consume() -> None:
+        turn = run_turn(client, CONN, REQUEST, policy=FakePolicy(delay=3600.0))
+        async for event in turn:
+            if isinstance(event, RetryScheduled):
+                retry_seen.set()
+
+    task = asyncio.create_task(consume())
+    await retry_seen.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert (client.calls, client.closed) == (1, 1)
+
+
+@pytest.mark.asyncio
+async def test_breaking_out_early_closes_the_client_stream() -> None:
+    client = ScriptedClient([META, TextDelta("a"), TextDelta("b"), Finished("stop")])
+    turn = run_turn(client, CONN, REQUEST, policy=FakePolicy(), sleep=FakeSleep())
+    async with contextlib.aclosing(turn):
+        async for event in turn:
+            if isinstance(event, TextDelta):
+                break
+    assert client.closed == 1
+
+
+# --- with the real api.retry.RetryPolicy --------------------------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_real_policy_waits_retry_after_then_backoff() -> None:
+    from flarechat.api.errors import RateLimited
+    from flarechat.api.retry import RetryPolicy
+
+    limited = RateLimited("slow down", status=429, code=3021, retry_after=7.0)
+    client = ScriptedClient([limited], [capacity()], [META, TextDelta("ok"), Finished("stop")])
+    policy = RetryPolicy(base_delay=1.0, max_delay=30.0, random=lambda: 0.0)
+    sleep = FakeSleep()
+    events = [e async for e in run_turn(client, CONN, REQUEST, policy=policy, sleep=sleep)]
+    # Retry-After is waited exactly; then equal-jitter backoff (half fixed) for attempt 2
+    assert sleep.delays == [7.0, 1.0]
+    retries = [e for e in events if isinstance(e, RetryScheduled)]
+    assert [(r.attempt, r.max_attempts) for r in retries] == [(1, 4), (2, 4)]
+    assert events[-1] == Finished("stop")
+
+
+@pytest.mark.asyncio
+async def test_real_policy_never_retries_after_text_or_for_the_daily_limit() -> None:
+    from flarechat.api.retry import RetryPolicy
+
+    policy = RetryPolicy(random=lambda: 0.0)
+    after_text = ScriptedClient([META, TextDelta("x"), capacity()])
+    with pytest.raises(CapacityExceeded):
+        await collect(after_text, policy, FakeSleep())
+    daily = ScriptedClient([DailyAllocationExhausted("daily", status=429, code=4006)])
+    sleep = FakeSleep()
+    with pytest.raises(DailyAllocationExhausted):
+        await collect(daily, policy, sleep)
+    assert (after_text.calls, daily.calls, sleep.delays) == (1, 1, [])
+
+
+# --- records and summaries ----------------------------------------------------------------------
+
+
+def test_turn_record_is_plain_json() -> None:
+    meta = ResponseMeta(status_code=200, request_id="r", log_id="l", cache_status="HIT")
+    usage = UsageReport(prompt_tokens=4, completion_tokens=8, cached_tokens=2, neurons=0.5)
+    state = fold_all([(0.0, meta), (1.0, TextDelta("ab")), (2.0, usage), (3.0, Finished("length"))])
+    record = json.loads(json.dumps(turn_record(state)))
+    assert record["status"] == "done"
+    assert record["text"] == "ab"
+    assert record["finish_reason"] == "length"
+    assert record["usage"]["cached_tokens"] == 2
+    assert record["meta"]["cache_status"] == "HIT"
+    assert record["timings"] == {
+        "ttft": 1.0,
+        "duration": 3.0,
+        "tokens_per_second": 4.0,
+        "tokens_estimated": False,
+    }
+    assert record["attempts"] == 1
+    assert record["error"] is None
+
+
+def test_error_record_carries_the_reset_time() -> None:
+    resets = datetime(2026, 1, 2, tzinfo=UTC)
+    error = DailyAllocationExhausted("used up", status=429, code=4006, resets_at=resets)
+    record = turn_record(fail(TurnState(), error))
+    assert record["status"] == "failed"
+    assert record["error"] == {
+        "kind": "daily_limit",
+        "message": "used up",
+        "status": 429,
+        "code": 4006,
+        "request_id": None,
+        "resets_at": "2026-01-02T00:00:00+00:00",
+    }
+    assert error_record(capacity())["resets_at"] is None
+
+
+def test_turn_summary_names_every_known_figure() -> None:
+    meta = ResponseMeta(status_code=200, request_id="req-9", log_id="LOG1", cache_status="MISS")
+    usage = UsageReport(prompt_tokens=1200, completion_tokens=30, cached_tokens=1000, neurons=2.5)
+    state = fold_all(
+        [(10.0, meta), (10.5, TextDelta("x")), (13.5, usage), (13.5, Finished("stop"))]
+    )
+    assert turn_summary(state, model="@cf/m") == (
+        "@cf/m · TTFT 0.50 s · 10.0 tokens/s · 1,200 prompt + 30 completion tokens "
+        "(1,000 cached) · 2.50 neurons · cache MISS · log LOG1 · request req-9"
+    )
+
+
+def test_turn_summary_marks_estimates_and_skips_the_unknown() -> None:
+    state = fold_all([(0.0, TextDelta("y" * 40)), (1.0, TextDelta("z" * 40))])
+    assert turn_summary(state, model="m") == "m · TTFT 0.00 s · ~20.0 tokens/s"
