@@ -1,15 +1,19 @@
-"""Where things live: bundled resources (dev, wheel, frozen) and the user's profile directories."""
+"""Where things live (resources, the profile dirs) and how files there are replaced safely."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import platformdirs
 
-__all__ = ["cache_dir", "config_dir", "data_dir", "log_dir", "profile_dir", "resource_path"]
+__all__ = [
+    "atomic_write_text",
+    "cache_dir", "config_dir", "data_dir", "log_dir", "profile_dir", "resource_path"]
 
 APP_NAME = "Flarechat"
 #: Overrides the whole profile (settings, data, logs, cache) — used by tests and portable installs.
@@ -70,3 +74,30 @@ def log_dir() -> Path:
 
 def cache_dir() -> Path:
     return _dir("cache")
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` so a crash leaves either the old file or the new one.
+
+    Temp file in the same directory + fsync + os.replace, then an fsync of the directory so the
+    rename itself is durable (POSIX only; Windows cannot open a directory).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise
+    if os.name == "posix":
+        with contextlib.suppress(OSError):
+            dir_fd = os.open(path.parent, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)

@@ -15,7 +15,6 @@ import dataclasses
 import json
 import math
 import os
-import tempfile
 import types
 import typing
 from collections.abc import Callable
@@ -23,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from flarechat.paths import config_dir
+from flarechat.paths import atomic_write_text, config_dir
 from flarechat.settings import validate
 from flarechat.settings.migrations import migrate
 from flarechat.settings.schema import ENDPOINTS, ROUTES, SCHEMA_VERSION, Settings
@@ -98,7 +97,7 @@ class SettingsStore:
         data = dataclasses.asdict(settings)
         data["schema_version"] = SCHEMA_VERSION
         text = json.dumps(data, indent=_JSON_INDENT, sort_keys=True, allow_nan=False)
-        _atomic_write(self._path, text + "\n")
+        atomic_write_text(self._path, text + "\n")
 
     # -- loading --------------------------------------------------------------------------
 
@@ -223,32 +222,3 @@ def _convert_generic(value: object, hint: object) -> object:
             raise _WrongType
         return {_convert(k, key_type): _convert(v, value_type) for k, v in value.items()}
     raise TypeError(f"SettingsStore cannot load fields of type {hint!r}")  # a schema bug
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    """Temp file in the same directory + fsync + os.replace (+ fsync of the directory)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        raise
-    _fsync_directory(path.parent)
-
-
-def _fsync_directory(directory: Path) -> None:
-    """Make the rename itself durable (POSIX only; Windows cannot open a directory)."""
-    if os.name != "posix":
-        return
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
