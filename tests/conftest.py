@@ -32,6 +32,19 @@ _ISOLATED_ENV = (
 )
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Iterator[pytest.TestReport]:
+    """With FLARECHAT_NO_SKIPS=1 (CI), a skipped test is a failure: CI must run everything."""
+    report: pytest.TestReport = yield
+    strict = os.environ.get("FLARECHAT_NO_SKIPS") == "1"
+    if strict and report.skipped and not hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+        report.longrepr = f"skipped, but FLARECHAT_NO_SKIPS=1: {report.longrepr}"
+    return report
+
+
 @pytest.fixture(autouse=True)
 def isolated_profile(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -1,0 +1,392 @@
+"""Installers: the spec and its bundle rules, the .desktop file, icons, the NSIS script, the bundle.
+
+Fast tests check the packaging sources; the slow test builds the real onedir bundle with
+PyInstaller (into a temporary directory) and runs ``--self-check`` and ``ask --demo`` from it.
+The .deb/.run install round trip lives in packaging/linux/ci_deb_roundtrip.sh (CI runs both).
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import importlib.util
+import os
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import flarechat
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGING = ROOT / "packaging"
+SPEC = PACKAGING / "flarechat.spec"
+DESKTOP_FILE = ROOT / "resources" / "flarechat.desktop"
+NSIS_SCRIPT = PACKAGING / "windows" / "flarechat.nsi"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+PNG_RGBA = 6  # IHDR colour type: truecolour with alpha
+ICO_TYPE = 1
+
+
+def _load(name: str, path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+rules = _load("bundle_rules", PACKAGING / "bundle_rules.py")
+icons = _load("render_icons", PACKAGING / "render_icons.py")
+host_libs = _load("host_libs", PACKAGING / "linux" / "host_libs.py")
+
+
+def _calls(tree: ast.AST) -> dict[str, ast.Call]:
+    return {
+        node.func.id: node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    }
+
+
+def test_spec_parses_and_builds_a_onedir_with_resources_and_an_app_bundle() -> None:
+    tree = ast.parse(SPEC.read_text(encoding="utf-8"), filename=str(SPEC))
+    calls = _calls(tree)
+    assert {"Analysis", "PYZ", "EXE", "COLLECT", "BUNDLE"} <= calls.keys()
+    analysis = {kw.arg: ast.unparse(kw.value) for kw in calls["Analysis"].keywords}
+    # The whole resources/ folder, under "resources" (what paths.resource_path() expects).
+    assert analysis["datas"] == "[(str(ROOT / 'resources'), 'resources')]"
+    assert analysis["excludes"] == "list(bundle_rules.EXCLUDES)"
+    assert "launcher.py" in ast.unparse(calls["Analysis"].args[0])
+    bundle = {kw.arg: ast.unparse(kw.value) for kw in calls["BUNDLE"].keywords}
+    assert bundle["bundle_identifier"] == "bundle_rules.BUNDLE_ID"
+    assert bundle["name"] == "'Flarechat.app'"
+    assert "exclude_binaries=True" in ast.unparse(calls["EXE"])  # onedir, not onefile
+
+
+def test_launcher_calls_flarechat_main() -> None:
+    tree = ast.parse((PACKAGING / "launcher.py").read_text(encoding="utf-8"))
+    imports = [node for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+    assert any(node.module == "flarechat.main" for node in imports)
+    assert "sys.exit(main())" in ast.unparse(tree)
+
+
+def test_hidden_imports_cover_every_keyring_backend_keyring_registers() -> None:
+    from importlib.metadata import entry_points
+
+    registered = {entry.value for entry in entry_points(group="keyring.backends")}
+    assert registered, "keyring's backend entry points are missing"
+    assert registered <= set(rules.HIDDEN_IMPORTS)
+    assert {"secretstorage", "jeepney.io.blocking"} <= set(rules.platform_hidden_imports("linux"))
+    assert "win32ctypes.core" in rules.platform_hidden_imports("win32")
+
+
+@pytest.mark.parametrize("module", [*rules.KEYRING_BACKENDS, *rules.UVICORN_DYNAMIC, "truststore"])
+def test_every_named_hidden_import_exists(module: str) -> None:
+    assert importlib.util.find_spec(module) is not None
+
+
+def test_excludes_keep_every_qt_module_the_app_uses() -> None:
+    used = {"PySide6.QtCore", "PySide6.QtGui", "PySide6.QtWidgets", "PySide6.QtSvg"}
+    assert not used & set(rules.EXCLUDES)
+    assert {"PySide6.QtQml", "PySide6.QtQuick", "PySide6.QtNetwork", "tkinter"} <= set(
+        rules.EXCLUDES
+    )
+
+
+@pytest.mark.parametrize(
+    ("dest", "kept"),
+    [
+        ("PySide6/Qt/plugins/platforms/libqxcb.so", True),
+        ("PySide6/Qt/plugins/platforms/libqwayland.so", True),
+        ("PySide6/Qt/plugins/platforms/libqoffscreen.so", True),
+        ("PySide6/Qt/plugins/platforms/libqcocoa.dylib", True),
+        ("PySide6/plugins/platforms/qwindows.dll", True),
+        ("PySide6/plugins/styles/qmodernwindowsstyle.dll", True),
+        ("PySide6/Qt/plugins/iconengines/libqsvgicon.so", True),
+        ("PySide6/Qt/plugins/imageformats/libqsvg.so", True),
+        ("PySide6/plugins/imageformats/qsvg.dll", True),
+        ("PySide6/plugins/imageformats/qjpeg.dll", False),
+        ("PySide6/Qt/plugins/wayland-shell-integration/libxdg-shell.so", True),
+        ("PySide6/Qt/plugins/platforminputcontexts/libibusplatforminputcontextplugin.so", True),
+        ("PySide6/Qt/plugins/platformthemes/libqgtk3.so", False),
+        ("PySide6/Qt/plugins/platforms/libqeglfs.so", False),
+        ("PySide6/Qt/plugins/platforminputcontexts/libqtvirtualkeyboardplugin.so", False),
+        ("PySide6/Qt/plugins/imageformats/libqpdf.so", False),
+        ("PySide6/plugins/imageformats/qtiff.dll", False),
+        ("PySide6/Qt/plugins/sqldrivers/libqsqlite.so", False),
+        ("PySide6/Qt/plugins/vectorimageformats/libqlottievectorimage.so", False),
+        ("PySide6/Qt/translations/qtbase_de.qm", False),
+        ("PySide6/translations/qtbase_fr.qm", False),
+        ("libstdc++.so.6", False),
+        ("libxcb-icccm.so.4", False),
+        ("libssl.so.3", True),
+        ("libpython3.11.so.1.0", True),
+        ("resources/icons/flarechat.svg", True),
+    ],
+)
+def test_keep_in_bundle(dest: str, kept: bool) -> None:
+    assert rules.keep_in_bundle(dest) is kept
+
+
+def test_prune_drops_what_only_dropped_plugins_link_to() -> None:
+    qt = "PySide6/Qt/"
+    binaries = [
+        (f"{qt}plugins/imageformats/libqpdf.so", "/src/libqpdf.so", "BINARY"),
+        (f"{qt}plugins/platforms/libqxcb.so", "/src/libqxcb.so", "BINARY"),
+        (f"{qt}lib/libQt6Pdf.so.6", "/src/libQt6Pdf.so.6", "BINARY"),
+        (f"{qt}lib/libQt6Core.so.6", "/src/libQt6Core.so.6", "BINARY"),
+    ]
+    links = {
+        "/src/libqpdf.so": ["libQt6Pdf.so.6", "libQt6Core.so.6", "libc.so.6"],
+        "/src/libqxcb.so": ["libQt6Core.so.6"],
+        "/src/libQt6Pdf.so.6": ["libQt6Core.so.6"],
+    }
+    kept = rules.prune_binaries(binaries, linked=lambda src: links.get(src, []))
+    assert [Path(dest).name for dest, _src, _kind in kept] == ["libqxcb.so", "libQt6Core.so.6"]
+    removed = [entry for entry in binaries if entry not in kept]
+    datas = [
+        ("libQt6Pdf.so.6", f"{qt}lib/libQt6Pdf.so.6", "SYMLINK"),
+        ("libQt6Core.so.6", f"{qt}lib/libQt6Core.so.6", "SYMLINK"),
+        ("resources/flarechat.desktop", "/src/flarechat.desktop", "DATA"),
+        (f"{qt}translations/qtbase_de.qm", "/src/qtbase_de.qm", "DATA"),
+    ]
+    assert [entry[0] for entry in rules.prune_datas(datas, removed=removed)] == [
+        "libQt6Core.so.6",
+        "resources/flarechat.desktop",
+    ]
+
+
+def test_prune_removes_a_dropped_macos_framework_whole() -> None:
+    lib = "PySide6/Qt/lib/"
+    removed = [(f"{lib}QtPdf.framework/Versions/A/QtPdf", "/src/QtPdf", "BINARY")]
+    datas = [
+        (f"{lib}QtPdf.framework/Resources/Info.plist", "/src/Info.plist", "DATA"),
+        (f"{lib}QtPdf.framework/QtPdf", "Versions/Current/QtPdf", "SYMLINK"),
+        (f"{lib}QtCore.framework/QtCore", "Versions/Current/QtCore", "SYMLINK"),
+        (f"{lib}QtCore.framework/Versions/Current", "A", "SYMLINK"),
+    ]
+    kept = [entry[0] for entry in rules.prune_datas(datas, removed=removed)]
+    assert kept == [f"{lib}QtCore.framework/QtCore", f"{lib}QtCore.framework/Versions/Current"]
+
+
+def test_version_and_macos_info_plist() -> None:
+    assert rules.read_version(ROOT) == flarechat.__version__
+    plist = rules.macos_info_plist(flarechat.__version__)
+    assert plist["NSHighResolutionCapable"] is True
+    assert plist["NSRequiresAquaSystemAppearance"] is False
+    assert plist["LSMinimumSystemVersion"] == rules.MACOS_MINIMUM
+    assert plist["CFBundleShortVersionString"] == flarechat.__version__
+    assert rules.BUNDLE_ID == "dev.flarechat.Flarechat"
+
+
+def test_desktop_file_launches_the_installed_command_with_the_hicolor_icon() -> None:
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]  # keys are case-sensitive
+    parser.read(DESKTOP_FILE, encoding="utf-8")
+    entry = parser["Desktop Entry"]
+    assert entry["Type"] == "Application"
+    assert entry["Exec"].split()[0] == "flarechat"
+    assert entry["Icon"] == "flarechat"
+    assert entry["Terminal"] == "false"
+    validator = shutil.which("desktop-file-validate")
+    if validator is None:
+        pytest.skip("desktop-file-validate not installed (apt-get install desktop-file-utils)")
+    result = subprocess.run([validator, str(DESKTOP_FILE)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout == ""  # not even a hint
+
+
+def _png_header(path: Path) -> tuple[int, int, int]:
+    data = path.read_bytes()[:26]
+    assert data[:8] == PNG_SIGNATURE, f"{path} is not a PNG"
+    assert data[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height, data[25]
+
+
+@pytest.mark.parametrize("size", icons.SIZES)
+def test_hicolor_png_has_its_pixel_size(size: int) -> None:
+    assert _png_header(icons.png_path(size)) == (size, size, PNG_RGBA)
+
+
+def test_hicolor_covers_the_sizes_installers_ship() -> None:
+    assert set(icons.SIZES) == {16, 24, 32, 48, 64, 128, 256, 512}
+
+
+@pytest.mark.parametrize("size", [16, 48, 256])
+def test_committed_pngs_match_the_current_svg(qapp: object, size: int) -> None:
+    from PySide6.QtGui import QImage
+
+    fresh = icons.render(size)
+    committed = QImage(str(icons.png_path(size))).convertToFormat(fresh.format())
+    diffs = [
+        abs(
+            getattr(fresh.pixelColor(x, y), channel)()
+            - getattr(committed.pixelColor(x, y), channel)()
+        )
+        for y in range(size)
+        for x in range(size)
+        for channel in ("red", "green", "blue", "alpha")
+    ]
+    # Tolerance for anti-aliasing differences between Qt versions; a changed SVG is far off.
+    assert sum(diffs) / len(diffs) < 1, "icon PNGs are stale: run packaging/render_icons.py"
+
+
+def test_windows_ico_holds_every_size_up_to_256() -> None:
+    data = (PACKAGING / "windows" / "flarechat.ico").read_bytes()
+    reserved, kind, count = struct.unpack("<HHH", data[:6])
+    assert (reserved, kind) == (0, ICO_TYPE)
+    sizes = {data[6 + 16 * index] or 256 for index in range(count)}  # 0 means 256
+    assert sizes == set(icons.ICO_SIZES)
+
+
+def test_nsis_script_compiles(tmp_path: Path) -> None:
+    makensis = shutil.which("makensis")
+    if makensis is None:
+        pytest.skip("makensis not installed (apt-get install nsis)")
+    dist = tmp_path / "dist" / "flarechat"
+    (dist / "_internal").mkdir(parents=True)
+    for name in ("flarechat.exe", "flarechat-cli.exe", "_internal/base_library.zip"):
+        (dist / name).write_bytes(b"placeholder")
+    setup = tmp_path / f"flarechat-{flarechat.__version__}-setup.exe"
+    result = subprocess.run(
+        [
+            makensis,
+            "-V2",
+            "-WX",
+            f"-DVERSION={flarechat.__version__}",
+            f"-DDIST_DIR={dist}",
+            f"-DOUTFILE={setup}",
+            str(NSIS_SCRIPT),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert setup.read_bytes()[:2] == b"MZ"
+
+
+def test_depends_parsing_and_coverage() -> None:
+    depends = "libc6 (>= 2.36), libgl1, fonts-dejavu-core | fonts-liberation2, libfoo:any"
+    assert host_libs.depends_names(depends) == {
+        "libc6",
+        "libgl1",
+        "fonts-dejavu-core",
+        "fonts-liberation2",
+        "libfoo",
+    }
+    problems, unowned = host_libs.uncovered(
+        {"libGL.so.1": "libgl1", "libX11.so.6": "libx11-6", "libnope.so.1": None}, depends
+    )
+    assert problems == ["libX11.so.6: package libx11-6 is not in Depends"]
+    assert unowned == ["libnope.so.1: no installed package provides it"]
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "linux/build_deb.sh",
+        "linux/build_run.sh",
+        "linux/ci_deb_roundtrip.sh",
+        "linux/postinst",
+        "linux/postrm",
+        "macos/make_dmg.sh",
+        "macos/make_icns.sh",
+    ],
+)
+def test_scripts_are_executable(script: str) -> None:
+    # .ci/run only calls ci_deb_roundtrip.sh when it is executable: a lost mode bit would
+    # silently turn the installer check off.
+    assert os.access(PACKAGING / script, os.X_OK)
+
+
+# --- The real bundle (slow: PyInstaller builds it once for the tests below) -------------------
+
+#: Issue 5's budget for the Linux onedir bundle.
+BUNDLE_BUDGET_MIB = 120
+BUILD_TIMEOUT = 900  # seconds; ~20-40 s on 2 cores, more when the machine is busy
+RUN_TIMEOUT = 120
+MIB = 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The onedir bundle, built from flarechat.spec into a temporary directory."""
+    if importlib.util.find_spec("PyInstaller") is None:
+        pytest.skip("PyInstaller is not installed (pip install -e '.[packaging]')")
+    out = tmp_path_factory.mktemp("pyinstaller")
+    command = [sys.executable, "-m", "PyInstaller", "--noconfirm", "--clean"]
+    command += ["--log-level", "WARN", "--distpath", str(out / "dist")]
+    command += ["--workpath", str(out / "build"), str(SPEC)]
+    build = subprocess.run(command, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
+    assert build.returncode == 0, build.stderr[-4000:]
+    name = "Flarechat.app/Contents/MacOS" if sys.platform == "darwin" else "flarechat"
+    return out / "dist" / name
+
+
+def _run(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(arg) for arg in args], capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT
+    )
+
+
+def _env(*, real_keyring: bool) -> dict[str, str]:
+    """The bundle's environment: offscreen Qt; keyring's fail backend unless ``real_keyring``
+    (then the keychain must be found: FLARECHAT_REQUIRE_KEYRING=1)."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    if real_keyring:
+        env["FLARECHAT_REQUIRE_KEYRING"] = "1"
+    else:
+        env["FLARECHAT_REQUIRE_KEYRING"] = "0"
+        env["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
+    return env
+
+
+def _executable(bundle: Path) -> Path:
+    return bundle / ("flarechat-cli.exe" if sys.platform == "win32" else "flarechat")
+
+
+@pytest.mark.slow
+@pytest.mark.keyring_real
+def test_bundle_passes_self_check_and_answers_a_demo_ask(bundle: Path, tmp_path: Path) -> None:
+    exe = _executable(bundle)
+    env = _env(real_keyring=False)
+    check = _run(exe, "--self-check", env=env)
+    assert check.returncode == 0, check.stdout + check.stderr
+    for name in ("imports", "resources", "Qt platform plugin"):
+        assert f"ok    {name}:" in check.stdout
+    assert str(bundle) in check.stdout  # resources come from the bundle, not the checkout
+
+    ask = _run(exe, "ask", "--demo", "hello", env=env)
+    assert ask.returncode == 0, ask.stderr
+    from_source = _run(sys.executable, "-m", "flarechat", "ask", "--demo", "hello", env=env)
+    assert ask.stdout.strip()
+    assert ask.stdout == from_source.stdout  # the bundle answers exactly like the source
+
+    # The bundled keyring backends must find the OS keychain (here: a private Secret Service).
+    from keyring_support import real_secret_service
+
+    with real_secret_service(tmp_path / "keyring"):
+        with_keychain = _run(exe, "--self-check", env=_env(real_keyring=True))
+    assert with_keychain.returncode == 0, with_keychain.stdout + with_keychain.stderr
+    assert "ok    keyring backend: SecretService" in with_keychain.stdout
+
+
+@pytest.mark.slow
+def test_bundle_fits_the_size_budget_without_unused_qt(bundle: Path) -> None:
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the size budget is for the Linux bundle")
+    files = [path for path in bundle.rglob("*") if path.is_file() and not path.is_symlink()]
+    size = sum(path.stat().st_size for path in files)
+    assert size <= BUNDLE_BUDGET_MIB * MIB, f"bundle is {size / MIB:.1f} MiB"
+    names = {path.name for path in files}
+    assert not {name for name in names if "Qt6Qml" in name or "Qt6Quick" in name or "gtk" in name}
+    assert not [name for name in names if name.endswith(".qm")]  # Qt translations stripped
+    assert not [link for link in bundle.rglob("*") if link.is_symlink() and not link.exists()]
