@@ -239,9 +239,12 @@ def _storer(
         return None
     key, ttl = plan.key, plan.ttl
     kept = tuple((k, v) for k, v in headers.items() if k not in _PER_EXCHANGE)
+    # The TTL runs from when the request arrived, not from when the last byte left: the
+    # client may already have its whole reply (and a test may have moved the clock) by then.
+    arrived = state.now()
 
     def store(chunks: tuple[bytes, ...]) -> None:
-        state.cache.put(key, CachedResponse(media_type, chunks, kept), ttl=ttl, now=state.now())
+        state.cache.put(key, CachedResponse(media_type, chunks, kept), ttl=ttl, now=arrived)
 
     return store
 
