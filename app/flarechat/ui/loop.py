@@ -17,7 +17,14 @@ __all__ = ["FlareEventLoop"]
 
 
 class FlareEventLoop(QEventLoop):  # type: ignore[misc]
-    """QEventLoop that finalises async generators like a stock asyncio loop."""
+    """QEventLoop that finalises async generators like a stock asyncio loop.
+
+    It also kills its leftover Qt timers on close: qasync 0.28 leaves a cancelled
+    ``call_later`` (e.g. the timeout of a finished ``asyncio.wait_for``) registered on its
+    ``_SimpleTimer`` after ``close()``. If that QObject is then garbage-collected off the GUI
+    thread (the cycle collector can run in an executor thread), the timer outlives it and Qt
+    segfaults in QTimerInfoList::activateTimers.
+    """
 
     _saved_asyncgen_hooks: Any = None
 
@@ -34,3 +41,12 @@ class FlareEventLoop(QEventLoop):  # type: ignore[misc]
         if self._saved_asyncgen_hooks is not None:
             sys.set_asyncgen_hooks(*self._saved_asyncgen_hooks)
             self._saved_asyncgen_hooks = None
+
+    def close(self) -> None:
+        super().close()
+        timer = self._timer
+        # Name-mangled private dict of qasync's _SimpleTimer: timer id -> handle.
+        callbacks: dict[int, object] = timer._SimpleTimer__callbacks
+        for timer_id in list(callbacks):
+            timer.killTimer(timer_id)
+        callbacks.clear()
