@@ -1,0 +1,250 @@
+"""The four tabs of the settings dialog, each a widget that builds and owns its fields."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from flarechat.settings import validate as v
+from flarechat.settings.resolve import DEFAULT_API_BASE, DEFAULT_GATEWAY_BASE
+from flarechat.ui.settings_fields import (
+    FieldRow,
+    TokenField,
+    VerifyRow,
+    format_duration,
+    make_double_spin,
+    make_spin,
+)
+from flarechat.ui.theme import mute
+
+__all__ = [
+    "ENDPOINT_CHOICES",
+    "REJECT_IF_BUSY_NOTE",
+    "ROUTE_CHOICES",
+    "TEMPERATURE_UNSET",
+    "TTL_UNSET",
+    "AccountPage",
+    "AdvancedPage",
+    "ConnectionPage",
+    "GenerationPage",
+]
+
+ROUTE_CHOICES = (
+    ("direct", "Direct to Workers AI"),
+    ("gateway-rest", "Through AI Gateway (REST header)"),
+    ("gateway-url", "Through AI Gateway (gateway URL)"),
+)
+ENDPOINT_CHOICES = (
+    ("native", "Workers AI native (/ai/run)"),
+    ("openai", "OpenAI-compatible (/v1/chat/completions)"),
+)
+DIRECT = "direct"
+REJECT_IF_BUSY_NOTE = (
+    "When Workers AI is at capacity, fail fast and retry (shows a banner) instead of waiting "
+    "in Cloudflare's queue."
+)
+TOKENS_PAGE = "https://dash.cloudflare.com/profile/api-tokens"
+ACCOUNT_INTRO = (
+    "Flarechat talks to Workers AI with your Cloudflare account ID and an API token that has "
+    f'the Workers AI Read and Edit permissions. <a href="{TOKENS_PAGE}">Create a token</a>'
+)
+ACCOUNT_NOTE = 'Find it in the Cloudflare dashboard → Workers AI → "Use REST API".'
+GATEWAY_TOKEN_NOTE = (
+    "Only for gateways with authentication turned on. This is a different token from the API token."
+)
+MAX_TOKENS_NOTE = (
+    "Sent with every request: Workers AI's own default of 256 tokens truncates most replies."
+)
+SKIP_CACHE_NOTE = "Always ask the model, even when the gateway has a cached answer."
+TEMPERATURE_NOTE = "Lower is more focused, higher more varied. Model default sends nothing."
+TIMEOUT_NOTE = "How long to wait for the first byte of a reply; busy models can queue a while."
+MIN_FORM_FIELD_WIDTH = 380
+INTRO_GAP = 6
+SYSTEM_PROMPT_LINES = 4
+SYSTEM_PROMPT_PADDING = 8
+TIMEOUT_STEP = 5
+MAX_TOKENS_STEP = 256
+TEMPERATURE_STEP = 0.1
+TEMPERATURE_DECIMALS = 2
+TTL_STEP = 60
+#: Spin-box values shown as their special text ("Model default", "Gateway default").
+TEMPERATURE_UNSET = v.TEMPERATURE_MIN - TEMPERATURE_STEP
+TTL_UNSET = 0
+ACCOUNT_ID_MAX_CHARS = 64
+
+
+def _heading(text: str) -> QLabel:
+    label = QLabel(text)
+    font = label.font()
+    font.setBold(True)
+    label.setFont(font)
+    return label
+
+
+def _combo(choices: tuple[tuple[str, str], ...], name: str) -> QComboBox:
+    combo = QComboBox()
+    for value, label in choices:
+        combo.addItem(label, value)
+    combo.setAccessibleName(name)
+    return combo
+
+
+def _check_box(name: str) -> QCheckBox:
+    box = QCheckBox(name)
+    box.setAccessibleName(name)
+    return box
+
+
+def _line_edit(name: str, *, placeholder: str = "") -> QLineEdit:
+    edit = QLineEdit()
+    edit.setAccessibleName(name)
+    edit.setPlaceholderText(placeholder)
+    edit.setMinimumWidth(MIN_FORM_FIELD_WIDTH)
+    return edit
+
+
+def _form(page: QWidget) -> QFormLayout:
+    """A form at the top of ``page`` (rows keep their height; spare space stays below)."""
+    outer = QVBoxLayout(page)
+    form = QFormLayout()
+    outer.addLayout(form)
+    outer.addStretch(1)
+    form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+    form.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
+    form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.DontWrapRows)
+    return form
+
+
+class AccountPage(QWidget):
+    """Account ID, API token and the Verify row."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        form = _form(self)
+        intro = mute(QLabel(ACCOUNT_INTRO))
+        intro.setWordWrap(True)
+        intro.setOpenExternalLinks(True)
+        intro.setAccessibleName("About the account settings")
+        intro.setContentsMargins(0, 0, 0, INTRO_GAP)
+        form.addRow(intro)
+        self.account_id = _line_edit("Account ID", placeholder="32 hexadecimal characters")
+        self.account_id.setMaxLength(ACCOUNT_ID_MAX_CHARS)
+        self.account_row = FieldRow(self.account_id, note=ACCOUNT_NOTE)
+        form.addRow("Account ID:", self.account_row)
+        self.api_token = TokenField("API token", empty_placeholder="Paste your API token")
+        self.api_token_row = FieldRow(self.api_token)
+        form.addRow("API token:", self.api_token_row)
+        self.verify = VerifyRow()
+        form.addRow("", self.verify)
+
+
+class ConnectionPage(QWidget):
+    """Route, endpoint, Reject if busy, and the AI Gateway fields (live only on gateway routes)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._form = form = _form(self)
+        self.route = _combo(ROUTE_CHOICES, "Route")
+        self.route_row = FieldRow(self.route)
+        form.addRow("Route:", self.route_row)
+        self.endpoint = _combo(ENDPOINT_CHOICES, "Endpoint")
+        form.addRow("Endpoint:", FieldRow(self.endpoint))
+        self.reject_if_busy = _check_box("Reject if busy")
+        form.addRow("", FieldRow(self.reject_if_busy, note=REJECT_IF_BUSY_NOTE))
+        form.addRow(_heading("AI Gateway"))
+        self.gateway_id = _line_edit("Gateway ID", placeholder="my-gateway")
+        self.gateway_row = FieldRow(self.gateway_id, note="The gateway's name in AI Gateway.")
+        form.addRow("Gateway ID:", self.gateway_row)
+        self.gateway_token = TokenField("Gateway token", empty_placeholder="Not set")
+        self.gateway_token_row = FieldRow(self.gateway_token, note=GATEWAY_TOKEN_NOTE)
+        form.addRow("Gateway token:", self.gateway_token_row)
+        self.skip_cache = _check_box("Skip cache")
+        form.addRow("", FieldRow(self.skip_cache, note=SKIP_CACHE_NOTE))
+        self.cache_ttl = make_spin(low=TTL_UNSET, high=v.CACHE_TTL_MAX, step=TTL_STEP, suffix=" s")
+        self.cache_ttl.setSpecialValueText("Gateway default")
+        self.cache_ttl.setAccessibleName("Cache TTL")
+        self.cache_ttl_row = FieldRow(self.cache_ttl, compact=True)
+        form.addRow("Cache TTL:", self.cache_ttl_row)
+        self.cache_ttl.valueChanged.connect(self._on_cache_ttl_changed)
+
+    def uses_gateway(self) -> bool:
+        return bool(self.route.currentData() != DIRECT)
+
+    def sync_gateway_fields(self) -> None:
+        """Enable the gateway fields (and their labels) only on a gateway route."""
+        enabled = self.uses_gateway()
+        for row in (self.gateway_row, self.gateway_token_row, self.skip_cache, self.cache_ttl_row):
+            row.setEnabled(enabled)
+            label = self._form.labelForField(row)
+            if label is not None:
+                label.setEnabled(enabled)
+        self._on_cache_ttl_changed(self.cache_ttl.value())
+
+    def _on_cache_ttl_changed(self, seconds: int) -> None:
+        if seconds == TTL_UNSET:
+            self.cache_ttl_row.set_note("The gateway's own cache setting applies.")
+        else:
+            self.cache_ttl_row.set_note(f"Cached answers are kept for {format_duration(seconds)}.")
+
+
+class GenerationPage(QWidget):
+    """Defaults for new requests: max tokens, temperature, system prompt."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        form = _form(self)
+        self.max_tokens = make_spin(
+            low=v.MAX_TOKENS_MIN, high=v.MAX_TOKENS_MAX, step=MAX_TOKENS_STEP
+        )
+        self.max_tokens.setAccessibleName("Default max tokens")
+        form.addRow("Max tokens:", FieldRow(self.max_tokens, note=MAX_TOKENS_NOTE, compact=True))
+        self.temperature = make_double_spin(
+            low=TEMPERATURE_UNSET,
+            high=v.TEMPERATURE_MAX,
+            step=TEMPERATURE_STEP,
+            decimals=TEMPERATURE_DECIMALS,
+        )
+        self.temperature.setSpecialValueText("Model default")
+        self.temperature.setAccessibleName("Default temperature")
+        form.addRow("Temperature:", FieldRow(self.temperature, note=TEMPERATURE_NOTE, compact=True))
+        self.system_prompt = QPlainTextEdit()
+        self.system_prompt.setAccessibleName("Default system prompt")
+        self.system_prompt.setPlaceholderText("Optional instructions for every new conversation")
+        lines = self.system_prompt.fontMetrics().lineSpacing() * SYSTEM_PROMPT_LINES
+        frame = 2 * self.system_prompt.frameWidth() + SYSTEM_PROMPT_PADDING
+        self.system_prompt.setFixedHeight(lines + frame)
+        form.addRow("System prompt:", self.system_prompt)
+
+
+class AdvancedPage(QWidget):
+    """Custom API and gateway base URLs, and the request timeout."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        form = _form(self)
+        self.api_base = _line_edit("API base URL", placeholder=DEFAULT_API_BASE)
+        self.api_base_row = FieldRow(self.api_base, note="Leave empty for Cloudflare's API.")
+        form.addRow("API base URL:", self.api_base_row)
+        self.gateway_base = _line_edit("Gateway base URL", placeholder=DEFAULT_GATEWAY_BASE)
+        note = "Leave empty for Cloudflare's AI Gateway."
+        self.gateway_base_row = FieldRow(self.gateway_base, note=note)
+        form.addRow("Gateway base URL:", self.gateway_base_row)
+        self.request_timeout = make_double_spin(
+            low=v.REQUEST_TIMEOUT_MIN,
+            high=v.REQUEST_TIMEOUT_MAX,
+            step=TIMEOUT_STEP,
+            decimals=0,
+            suffix=" s",
+        )
+        self.request_timeout.setAccessibleName("Request timeout")
+        row = FieldRow(self.request_timeout, note=TIMEOUT_NOTE, compact=True)
+        form.addRow("Request timeout:", row)
