@@ -1,0 +1,109 @@
+"""The composition root's front door: parse the command line and dispatch to the CLI or the GUI.
+
+``flarechat`` with no arguments opens the window; ``ask``/``models`` are the command-line twins
+(``flarechat.cli``); ``--version``, ``--self-check`` and ``--demo`` are handled here. This is
+the only module besides ``cli`` that starts the in-process emulator (import-linter contract).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from flarechat import __version__
+
+if TYPE_CHECKING:
+    from flarechat.ui.app import DemoBackend
+
+__all__ = ["CLI_COMMANDS", "TEST_AUTOSEND_ENV", "main"]
+
+#: Subcommands handled by ``flarechat.cli.main``.
+CLI_COMMANDS = frozenset({"ask", "models"})
+#: Test-only hook: the window sends this text once at start (used by the durability test).
+TEST_AUTOSEND_ENV = "FLARECHAT_TEST_AUTOSEND"
+#: Pace of the demo emulator's replies (tokens per second): lively but readable.
+DEMO_TOKENS_PER_SECOND = 60.0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="flarechat",
+        description="A desktop chat client for Cloudflare Workers AI and AI Gateway.",
+        epilog=(
+            "Commands: 'flarechat ask PROMPT' streams one reply to stdout; "
+            "'flarechat models' lists the text-generation models (see 'flarechat ask --help'). "
+            "--self-check exits 0 when every check passes and 1 when any says FAIL."
+        ),
+    )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    parser.add_argument(
+        "--self-check",
+        action="store_true",
+        help="check imports, resources, the keyring backend and the Qt platform plugin",
+    )
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="open the window against the built-in emulator (replies are simulated)",
+    )
+    return parser
+
+
+def _start_demo() -> DemoBackend:
+    """Start the in-process emulator and describe it for the GUI (blocking; call off the GUI)."""
+    from flarechat.emulator import DEMO_ACCOUNT_ID, DEMO_TOKEN, EmulatorConfig, EmulatorServer
+    from flarechat.ui.app import DemoBackend
+
+    server = EmulatorServer(config=EmulatorConfig(tokens_per_second=DEMO_TOKENS_PER_SECOND))
+    server.start()
+    return DemoBackend(
+        api_base=server.api_base,
+        gateway_base=server.gateway_base,
+        account_id=DEMO_ACCOUNT_ID,
+        token=DEMO_TOKEN,
+        stop=server.stop,
+    )
+
+
+def _run_gui(*, demo: bool) -> int:
+    from flarechat.ui.app import GuiOptions, run_gui
+
+    options = GuiOptions(
+        demo_at_start=demo,
+        start_demo=_start_demo,
+        autosend=os.environ.get(TEST_AUTOSEND_ENV) or None,
+    )
+    return run_gui(options)
+
+
+def _ensure_std_streams() -> None:
+    """Give a windowed build (pythonw, the Windows GUI exe) somewhere to write.
+
+    There ``sys.stdout``/``sys.stderr`` are ``None`` and any print would raise; the console
+    twin ``flarechat-cli`` is the one to use for output on Windows.
+    """
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            # Lives for the whole process, like the stream it stands in for.
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run Flarechat with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
+    _ensure_std_streams()
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and args_list[0] in CLI_COMMANDS:
+        from flarechat import cli
+
+        return cli.main(args_list)
+    args = _parser().parse_args(args_list)
+    if args.version:
+        sys.stdout.write(f"flarechat {__version__}\n")
+        return 0
+    if args.self_check:
+        from flarechat.ui import self_check
+
+        return self_check.run()
+    return _run_gui(demo=bool(args.demo))

@@ -1,0 +1,211 @@
+"""The GUI's composition root: QApplication, the asyncio loop inside Qt, wiring, ordered shutdown.
+
+Three Qt traps shape this module (environment.md): the loop is ``FlareEventLoop`` (qasync plus
+asyncgen hooks) run by ``asyncio.Runner(loop_factory=...)``; Qt must not quit the loop while
+``_run`` still has awaits, so ``quitOnLastWindowClosed`` is off and the window's close sets an
+``asyncio.Event`` that ``_run`` awaits before shutting down in order: replies cancelled (their
+partial text saved as "stopped"), jobs cancelled, the HTTP client closed, the store closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import signal
+import socket
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from PySide6.QtCore import QSocketNotifier
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from flarechat.api.client import WorkersAIClient
+from flarechat.core.catalogue import CatalogueCache
+from flarechat.core.store import AsyncChatStore, StoreError, default_path
+from flarechat.settings.secrets import KeyringSecretStore
+from flarechat.settings.store import SettingsStore
+from flarechat.ui import theme
+from flarechat.ui.controller import ChatController
+from flarechat.ui.icons import APP_ICON, icon
+from flarechat.ui.loop import FlareEventLoop
+from flarechat.ui.main_window import MainWindow
+from flarechat.ui.preferences import DemoBackend, Preferences
+from flarechat.ui.workspace import WorkspaceController
+
+__all__ = ["DemoBackend", "GuiOptions", "run_gui"]
+
+log = logging.getLogger(__name__)
+
+APP_ID = "flarechat"
+APP_DISPLAY_NAME = "Flarechat"
+#: Imported at start so the first request does not stall the window 40-60 ms (measured).
+SIGNAL_BUFFER = 64
+PRELOADED_MODULES = ("httpcore", "h11", "anyio", "httpx_sse", "pygments.lexers.python")
+
+
+@dataclass(frozen=True, slots=True)
+class GuiOptions:
+    """How to start the window. ``start_demo`` is given by flarechat.main (it owns the emulator).
+
+    ``autosend`` is a TEST-ONLY hook (env FLARECHAT_TEST_AUTOSEND): the window sends this text
+    once, in a new conversation, right after start (the durability test kills it mid-reply).
+    """
+
+    demo_at_start: bool = False
+    start_demo: Callable[[], DemoBackend] | None = None
+    autosend: str | None = None
+    scheme: theme.Scheme | None = None
+
+
+def _application() -> QApplication:
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
+    app.setApplicationName(APP_ID)
+    app.setOrganizationName(APP_ID)
+    app.setApplicationDisplayName(APP_DISPLAY_NAME)
+    app.setDesktopFileName(APP_ID)
+    app.setQuitOnLastWindowClosed(False)  # _run decides when the loop ends
+    return app
+
+
+def _preload() -> None:
+    for name in PRELOADED_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # an optional speed-up only
+            log.debug("preload of %s skipped", name)
+
+
+def run_gui(options: GuiOptions) -> int:
+    """Open the window and run until it is closed; returns the exit code."""
+    app = _application()
+    app.setWindowIcon(icon(APP_ICON, role="accent"))
+    theme.apply_theme(app, options.scheme)
+    _preload()
+    with asyncio.Runner(loop_factory=lambda: FlareEventLoop(app)) as runner:
+        return runner.run(_run(options))
+
+
+class Session:
+    """Everything one window needs, built in order and torn down in reverse."""
+
+    def __init__(
+        self,
+        *,
+        prefs: Preferences,
+        client: WorkersAIClient,
+        store: AsyncChatStore,
+        options: GuiOptions,
+    ) -> None:
+        self.prefs, self.client, self.store = prefs, client, store
+        self.closed = asyncio.Event()
+        self.chat = ChatController(client=client, store=store, prefs=prefs)
+        self.workspace = WorkspaceController(
+            chat=self.chat,
+            client=client,
+            prefs=prefs,
+            catalogue=CatalogueCache(),
+            start_demo=options.start_demo,
+        )
+        self.window = MainWindow(chat=self.chat, workspace=self.workspace)
+        self.window.closed.connect(self.closed.set)
+        self.window.ui_state_changed.connect(self.workspace.save_ui_state)
+
+    def show(self, problems: list[str]) -> None:
+        self.window.restore_ui_state(self.prefs.settings.ui_state)
+        self.window.show()
+        self.chat.new_conversation()
+        self.workspace.start()
+        if problems:
+            text = "\n".join(problems)
+            self.window.pane.show_notice("warning", "Flarechat repaired something", text, [])
+
+    async def shutdown(self) -> None:
+        """Replies (saved as stopped), jobs, the state file, the HTTP client, the store."""
+        self.prefs.settings.ui_state = self.window.ui_state()
+        await self.chat.shutdown()
+        await self.workspace.shutdown()
+        try:
+            await self.prefs.save()
+        except OSError as error:
+            log.warning("settings not saved at quit: %s", error)
+        await self.client.aclose()
+        await self.store.close()
+        self.window.deleteLater()
+
+
+class SignalBridge:
+    """SIGINT/SIGTERM close the window, so Ctrl+C or ``kill`` shut down in order too.
+
+    A Python signal handler only runs when Python code does, and an idle Qt loop may not run
+    any: the C-level handler writes to a socket (set_wakeup_fd) that Qt watches instead.
+    """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self, on_signal: Callable[[], object]) -> None:
+        self._on_signal = on_signal
+        self._reader, self._writer = socket.socketpair()
+        for end in (self._reader, self._writer):
+            end.setblocking(False)
+        self._previous_fd = signal.set_wakeup_fd(self._writer.fileno())
+        self._previous = {sig: signal.signal(sig, _ignore_in_python) for sig in self.SIGNALS}
+        self._notifier = QSocketNotifier(self._reader.fileno(), QSocketNotifier.Type.Read)
+        self._notifier.activated.connect(self._on_readable)
+
+    def _on_readable(self) -> None:
+        try:
+            received = self._reader.recv(SIGNAL_BUFFER)
+        except BlockingIOError:
+            return
+        if received:
+            self._on_signal()
+
+    def close(self) -> None:
+        self._notifier.setEnabled(False)
+        signal.set_wakeup_fd(self._previous_fd)
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        self._reader.close()
+        self._writer.close()
+
+
+def _ignore_in_python(_signum: int, _frame: object) -> None:
+    """The wakeup socket carries the signal; Python's own handler has nothing left to do."""
+
+
+async def _open_store() -> AsyncChatStore | None:
+    try:
+        return await AsyncChatStore.open(default_path())
+    except StoreError as error:
+        box = QMessageBox(QMessageBox.Icon.Critical, APP_DISPLAY_NAME, str(error))
+        closed = asyncio.Event()
+        box.finished.connect(lambda _result: closed.set())
+        box.open()
+        await closed.wait()
+        return None
+
+
+async def _run(options: GuiOptions) -> int:
+    prefs = Preferences(store=SettingsStore(), secrets=KeyringSecretStore())
+    problems = await prefs.load()
+    store = await _open_store()
+    if store is None:
+        return 1
+    problems += store.report.problems
+    client = WorkersAIClient()
+    session = Session(prefs=prefs, client=client, store=store, options=options)
+    bridge = SignalBridge(session.window.close)
+    session.show(problems)
+    if options.demo_at_start:
+        await session.workspace.use_demo()
+    if options.autosend:
+        session.chat.send(options.autosend)
+    try:
+        await session.closed.wait()
+    finally:
+        bridge.close()
+    await session.shutdown()
+    return 0

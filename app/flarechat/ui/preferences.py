@@ -1,0 +1,169 @@
+"""The app's live configuration: saved settings + keychain tokens + environment (+ demo mode).
+
+Qt-free: the controller asks it for the Connection to use and tells it what changed; file and
+keychain I/O happen in its ``async`` methods, off the GUI thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+
+from flarechat.api.config import Connection, Endpoint, GatewayOptions, Route, SamplingParams, Secret
+from flarechat.core.connect import ConfigurationError, connection_from, gateway_options_from
+from flarechat.settings import secrets as secret_api
+from flarechat.settings.resolve import Resolved, resolve
+from flarechat.settings.schema import Settings
+from flarechat.settings.secrets import (
+    API_TOKEN,
+    GATEWAY_TOKEN,
+    MemorySecretStore,
+    SecretStore,
+    SecretStoreUnavailable,
+)
+from flarechat.settings.store import SettingsStore
+
+__all__ = ["DEMO_GATEWAY_ID", "DemoBackend", "Preferences"]
+
+log = logging.getLogger(__name__)
+
+#: Demo mode goes through the emulated AI Gateway so cache status and log ids show up too.
+DEMO_GATEWAY_ID = "demo"
+PARAM_MAX_TOKENS = "max_tokens"
+PARAM_TEMPERATURE = "temperature"
+
+
+@dataclass(frozen=True, slots=True)
+class DemoBackend:
+    """An in-process emulator started by ``flarechat.main`` (the ui may not import it)."""
+
+    api_base: str
+    gateway_base: str
+    account_id: str
+    token: str
+    stop: Callable[[], None]
+
+
+class Preferences:
+    """Holds ``Settings`` and tokens, and derives the Connection (or why there is none).
+
+    ``secrets`` is the keychain. When it is unavailable, ``keychain_problem`` says why and the
+    settings dialog keeps tokens in ``session`` (memory, this session only; never plaintext).
+    """
+
+    def __init__(
+        self,
+        *,
+        store: SettingsStore,
+        secrets: SecretStore,
+        settings: Settings | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.store = store
+        self.secrets = secrets
+        self.settings = settings if settings is not None else Settings()
+        self.env: Mapping[str, str] = env if env is not None else os.environ
+        self.api_token: str | None = None
+        self.gateway_token: str | None = None
+        self.keychain_problem: str | None = None
+        #: where tokens go when there is no keychain: memory, for this session only
+        self.session = MemorySecretStore()
+        self.demo: DemoBackend | None = None
+        self._save_lock = asyncio.Lock()  # saves land in the order they were asked for
+
+    async def load(self) -> list[str]:
+        """Read settings (thread) and tokens (keychain, with timeout); returns problems to show."""
+        self.settings = await asyncio.to_thread(self.store.load)
+        problems = list(self.store.problems)
+        try:
+            self.api_token = await secret_api.aget(self.secrets, API_TOKEN)
+            self.gateway_token = await secret_api.aget(self.secrets, GATEWAY_TOKEN)
+        except SecretStoreUnavailable as exc:
+            self._use_session_store(exc)
+        return problems
+
+    def _use_session_store(self, exc: SecretStoreUnavailable) -> None:
+        log.info("keychain unavailable, tokens are session-only: %s", exc.reason)
+        self.keychain_problem = exc.message
+
+    async def save(self) -> None:
+        """Write the settings file (atomic, off the GUI thread)."""
+        snapshot = replace(self.settings, ui_state=dict(self.settings.ui_state))
+        async with self._save_lock:
+            await asyncio.to_thread(self.store.save, snapshot)
+
+    def apply(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def set_tokens(self, tokens: Mapping[str, str | None]) -> None:
+        """The settings dialog stored new tokens; keep the in-memory copies in step."""
+        if API_TOKEN in tokens:
+            self.api_token = tokens[API_TOKEN] or None
+        if GATEWAY_TOKEN in tokens:
+            self.gateway_token = tokens[GATEWAY_TOKEN] or None
+
+    def use_demo(self, demo: DemoBackend | None) -> None:
+        self.demo = demo
+
+    @property
+    def account_ready(self) -> bool:
+        """Whether the user's own account (not the demo) can send requests."""
+        return self.resolved().is_complete
+
+    def resolved(self) -> Resolved:
+        return resolve(
+            self.settings, api_token=self.api_token, gateway_token=self.gateway_token, env=self.env
+        )
+
+    @property
+    def configured(self) -> bool:
+        """Whether requests can be sent (an account is set up, or demo mode is on)."""
+        return self.demo is not None or self.resolved().is_complete
+
+    def problems(self) -> list[str]:
+        return [] if self.demo is not None else list(self.resolved().problems)
+
+    def connection(self) -> Connection:
+        """The Connection to use; ConfigurationError (with problems) when there is none."""
+        if self.demo is not None:
+            return Connection(
+                account_id=self.demo.account_id,
+                token=Secret(self.demo.token),
+                api_base=self.demo.api_base,
+                gateway_base=self.demo.gateway_base,
+                route=Route.GATEWAY_URL,
+                endpoint=Endpoint(self.settings.endpoint),
+                gateway_id=DEMO_GATEWAY_ID,
+            )
+        return connection_from(self.resolved())
+
+    def gateway_options(self) -> GatewayOptions:
+        if self.demo is not None:
+            return GatewayOptions(skip_cache=self.settings.skip_cache)
+        return gateway_options_from(self.resolved())
+
+    def reject_if_busy(self) -> bool:
+        return self.settings.reject_if_busy
+
+    def sampling(self, params: Mapping[str, object]) -> SamplingParams:
+        """Per-conversation parameters over the defaults from Settings."""
+        max_tokens = params.get(PARAM_MAX_TOKENS)
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+            max_tokens = self.settings.default_max_tokens
+        temperature = params.get(PARAM_TEMPERATURE, self.settings.default_temperature)
+        if not isinstance(temperature, int | float) or isinstance(temperature, bool):
+            temperature = None
+        return SamplingParams(max_tokens=max_tokens, temperature=temperature)
+
+    def route_label(self) -> str:
+        """Where requests go, for the status bar: "Direct" or "Gateway <id>"."""
+        try:
+            conn = self.connection()
+        except ConfigurationError:
+            return "Not configured"
+        if conn.route is Route.DIRECT:
+            return "Direct"
+        return f"Gateway {conn.gateway_id}"
