@@ -13,7 +13,13 @@ import platformdirs
 
 __all__ = [
     "atomic_write_text",
-    "cache_dir", "config_dir", "data_dir", "log_dir", "profile_dir", "resource_path"]
+    "cache_dir",
+    "config_dir",
+    "data_dir",
+    "log_dir",
+    "profile_dir",
+    "resource_path",
+]
 
 APP_NAME = "Flarechat"
 #: Overrides the whole profile (settings, data, logs, cache) — used by tests and portable installs.
