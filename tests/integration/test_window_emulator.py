@@ -190,3 +190,30 @@ def test_subcommands_go_to_the_cli() -> None:
     answer = _flarechat("ask", "--demo", "hello")
     assert answer.returncode == 0, answer.stderr
     assert answer.stdout.strip()
+
+
+def test_a_corrupt_database_is_moved_aside_and_reported_in_the_window(
+    configured: EmulatorServer, isolated_profile: Path
+) -> None:
+    db = default_path()
+    db.parent.mkdir(parents=True, exist_ok=True)
+    garbage = b"this is not a database" * 100
+    db.write_bytes(garbage)
+    seen: dict[str, str] = {}
+
+    async def driver(window: MainWindow) -> None:
+        banner = window.pane.notice_banner  # shown together with the window
+        assert banner.isVisible()
+        seen["title"], seen["text"] = banner.title, banner.text
+        window.close()
+
+    assert _drive(driver, lambda: run_gui(GuiOptions())) == 0
+    assert "corrupt" in seen["text"].lower()
+    (kept,) = db.parent.glob(f"{db.name}.corrupt-*")
+    assert kept.read_bytes() == garbage  # moved aside intact, never overwritten
+    fresh = ChatStore(db)  # and the app went on with a new, healthy database
+    try:
+        assert fresh.check_integrity() == []
+        assert len(fresh.list_conversations()) <= 1
+    finally:
+        fresh.close()
