@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QInputMethodEvent
@@ -9,6 +11,8 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from flarechat.ui.composer import MAX_LINES, ComposerWidget
+from flarechat.ui.main_window import ZOOM_STEP
+from flarechat.ui.theme import Scheme, apply_theme
 
 
 @pytest.fixture
@@ -118,6 +122,85 @@ def test_box_grows_from_one_to_max_lines_then_scrolls(
     assert composer.editor.height() == capped
     line = composer.editor.fontMetrics().lineSpacing()
     assert three_lines - one_line == 2 * line
+
+
+#: The window's text zoom steps (View > Zoom in) from 100 % to ~130 % (1.1 ** 3).
+ZOOMS = tuple(ZOOM_STEP**step for step in range(4))
+
+
+@pytest.fixture(params=["light", "dark"])
+def scheme(request: pytest.FixtureRequest, qapp: QApplication) -> Iterator[Scheme]:
+    apply_theme(qapp, request.param)
+    yield request.param
+    apply_theme(qapp, "light")  # what the rest of the suite expects
+
+
+def zoom(qtbot: QtBot, composer: ComposerWidget, factor: float) -> None:
+    """What MainWindow.zoom does: a scaled font set on the composer."""
+    font = QApplication.font()
+    font.setPointSizeF(font.pointSizeF() * factor)
+    composer.setFont(font)
+    qtbot.waitUntil(lambda: composer.editor.font().pointSizeF() == font.pointSizeF())
+
+
+def fits_without_scrolling(qtbot: QtBot, composer: ComposerWidget) -> bool:
+    """No scroll bar, and none would be needed: even with the bar allowed, nothing scrolls."""
+    editor, bar = composer.editor, composer.editor.verticalScrollBar()
+    hidden = editor.verticalScrollBarPolicy() == Qt.ScrollBarPolicy.ScrollBarAlwaysOff
+    shown_before = bar.isVisible()
+    editor.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+    QApplication.processEvents()
+    fits = bar.maximum() == 0 and not bar.isVisible()
+    composer.set_text(composer.text())  # the composer sets its own policy again
+    return hidden and not shown_before and fits
+
+
+@pytest.mark.parametrize("factor", ZOOMS)
+@pytest.mark.parametrize("lines", [1, 3, MAX_LINES])
+def test_no_scroll_bar_until_the_text_really_exceeds_max_lines(
+    qtbot: QtBot, composer: ComposerWidget, scheme: Scheme, factor: float, lines: int
+) -> None:
+    zoom(qtbot, composer, factor)
+    composer.set_text("\n".join(f"line {i}" for i in range(lines)) if lines > 1 else "")
+    assert fits_without_scrolling(qtbot, composer), (scheme, factor, lines)
+    if lines == 1:  # and the one-line box is exactly one line tall
+        composer.set_text("one line")
+        assert fits_without_scrolling(qtbot, composer)
+
+
+@pytest.mark.parametrize("factor", ZOOMS)
+def test_a_long_paragraph_wraps_without_a_scroll_bar(
+    qtbot: QtBot, composer: ComposerWidget, scheme: Scheme, factor: float
+) -> None:
+    zoom(qtbot, composer, factor)
+    composer.set_text(" ".join(["wrapping"] * 30))  # a few wrapped lines, no newline
+    lines = composer.editor.document().documentLayout().documentSize().height()
+    assert 1 < lines <= MAX_LINES
+    assert fits_without_scrolling(qtbot, composer)
+
+
+@pytest.mark.parametrize("factor", ZOOMS)
+def test_ten_lines_scroll(
+    qtbot: QtBot, composer: ComposerWidget, scheme: Scheme, factor: float
+) -> None:
+    zoom(qtbot, composer, factor)
+    composer.set_text("\n".join(f"line {i}" for i in range(MAX_LINES + 2)))
+    bar = composer.editor.verticalScrollBar()
+    qtbot.waitUntil(bar.isVisible)
+    assert composer.editor.verticalScrollBarPolicy() == Qt.ScrollBarPolicy.ScrollBarAsNeeded
+    assert bar.maximum() > 0
+
+
+def test_zooming_refits_the_box_to_the_new_line_height(
+    qtbot: QtBot, composer: ComposerWidget
+) -> None:
+    composer.set_text("a\nb\nc")
+    before = composer.editor.height()
+    zoom(qtbot, composer, 1.3)
+    assert composer.editor.height() > before
+    assert fits_without_scrolling(qtbot, composer)
+    zoom(qtbot, composer, 1.0)
+    assert composer.editor.height() == before
 
 
 def test_set_text_and_placeholder(composer: ComposerWidget) -> None:

@@ -39,6 +39,17 @@ def test_search_snippets_are_escaped_and_highlighted() -> None:
     assert "#ff0" in html
 
 
+def test_snippet_marks_become_spans_and_no_control_character_survives() -> None:
+    html = snippet_html(
+        "\x02Heron\x03 at\x07 dawn,\nthen \x02herons\x03\x1b", highlight="#ffe28a", text="#111"
+    )
+    assert html == (
+        '<span style="background-color:#ffe28a; color:#111; font-weight:600;">Heron</span>'
+        " at dawn, then "
+        '<span style="background-color:#ffe28a; color:#111; font-weight:600;">herons</span>'
+    )
+
+
 class _Summary:
     def __init__(self, id_: str, title: str, *, when: datetime, pinned: bool = False) -> None:
         self.id, self.title, self.pinned = id_, title, pinned

@@ -172,3 +172,6 @@ class AsyncChatStore:
 
     async def search(self, query: str, limit: int = 50) -> list[SearchHit]:
         return await self.run(ChatStore.search, query, limit)
+
+    async def neurons_today(self, *, now: float | None = None) -> float:
+        return await self.run(ChatStore.neurons_today, now=now)

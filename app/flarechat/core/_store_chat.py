@@ -27,6 +27,7 @@ from flarechat.core._store_schema import (
 from flarechat.core._store_search import SearchHit, search
 from flarechat.core._store_selection import explicit_selection, selection_after_add
 from flarechat.core._store_types import UNSET, ConversationSummary, OpenReport, Unset
+from flarechat.core._store_usage import neurons_since, utc_day_start
 from flarechat.core.conversation import (
     STATUS_INTERRUPTED,
     STATUS_STREAMING,
@@ -42,6 +43,7 @@ __all__ = ["BUSY_TIMEOUT_MS", "SEARCH_INDEXES", "ChatStore"]
 BUSY_TIMEOUT_MS = 5000
 _MS_PER_SECOND = 1000
 _OK = "ok"
+_SECONDS_PER_DAY = 24 * 60 * 60
 #: The FTS5 tables (external content: rebuildable from messages / conversations).
 SEARCH_INDEXES = ("messages_fts", "titles_fts")
 
@@ -387,6 +389,13 @@ class ChatStore:
     def search(self, query: str, limit: int = 50) -> list[SearchHit]:
         """Full-text search of titles and messages; any user text is safe (never raises)."""
         return search(self._conn, query, limit=limit)
+
+    @_translated
+    def neurons_today(self, *, now: float | None = None) -> float:
+        """Neurons of the assistant replies created since 00:00 UTC on ``now``'s day (default:
+        the store's clock), in every conversation — what counts against the daily allocation."""
+        start = utc_day_start(self._clock() if now is None else now)
+        return neurons_since(self._conn, since=start, until=start + _SECONDS_PER_DAY)
 
     @_translated
     def insert_trees(self, trees: Sequence[ConversationTree]) -> None:

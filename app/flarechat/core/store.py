@@ -24,6 +24,7 @@ from flarechat.core._store_open import open_store
 from flarechat.core._store_schema import SCHEMA_VERSION, MigrationResult
 from flarechat.core._store_search import HIGHLIGHT_END, HIGHLIGHT_START, SearchHit
 from flarechat.core._store_types import UNSET, ConversationSummary, OpenReport, Unset
+from flarechat.core._store_usage import utc_day_start
 from flarechat.paths import data_dir
 
 __all__ = [
@@ -54,6 +55,7 @@ __all__ = [
     "Unset",
     "default_path",
     "open_store",
+    "utc_day_start",
 ]
 
 DB_FILENAME = "flarechat.sqlite3"

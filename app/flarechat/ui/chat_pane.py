@@ -153,10 +153,9 @@ class ChatPane(QWidget):
             self._append(shown)
 
     def show_message(self, message_id: str) -> None:
-        """Scroll a message into view (a search hit or a find match)."""
-        view = self.transcript.view_for(message_id)
-        if view is not None:
-            self.transcript.scroll_area.ensureWidgetVisible(view)
+        """Open the transcript at a message (a search hit or a find match), loading its page
+        if it is far back in the history, and mark it briefly."""
+        self.transcript.scroll_to(message_id)
 
     # -- replies ---------------------------------------------------------------------------
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 from PySide6.QtCore import QEvent, QObject, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
     QColor,
+    QFontMetricsF,
     QIcon,
     QInputMethodEvent,
     QKeyEvent,
@@ -28,6 +31,8 @@ PLACEHOLDER = "Message {model} — Enter to send, Shift+Enter for a new line"
 _SEND_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter)
 #: QPlainTextEdit scrolls by a line unless its viewport has this extra pixel.
 _LINE_SLACK_PX = 1
+#: Events after which the line height may differ (zoom, another font or style).
+_METRIC_EVENTS = (QEvent.Type.FontChange, QEvent.Type.StyleChange)
 
 
 class _ComposerEdit(QPlainTextEdit):
@@ -36,12 +41,24 @@ class _ComposerEdit(QPlainTextEdit):
     submit = Signal()
     escape = Signal()
     up_in_empty = Signal()
+    metrics_changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("composerEdit")
         self.setTabChangesFocus(True)
         self._composing = False
+
+    def line_height(self) -> int:
+        """Pixels per line as the text layout places them: QTextLine rounds each line's
+        height up, so QFontMetrics.lineSpacing() (rounded to nearest) can be a pixel short
+        per line, and the box would then scroll by one line with a scroll bar showing."""
+        return math.ceil(QFontMetricsF(self.document().defaultFont()).height())
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)  # updates the document's font first
+        if event.type() in _METRIC_EVENTS:
+            self.metrics_changed.emit()
 
     def inputMethodEvent(self, event: QInputMethodEvent) -> None:
         # While an input method composes (CJK, dead keys…), Enter belongs to the IME.
@@ -123,6 +140,7 @@ class ComposerWidget(QFrame):
         self._edit.escape.connect(self.stop_requested)
         self._edit.up_in_empty.connect(self.edit_last_requested)
         self._edit.textChanged.connect(self._on_text_changed)
+        self._edit.metrics_changed.connect(self._fit_height)
         self._edit.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self._edit.setFrameShape(QFrame.Shape.NoFrame)
         self._edit.installEventFilter(self)
@@ -207,8 +225,8 @@ class ComposerWidget(QFrame):
         shown = max(MIN_LINES, min(MAX_LINES, lines))
         margins = self._edit.contentsMargins()
         height = (
-            shown * self._edit.fontMetrics().lineSpacing()
-            + 2 * int(self._edit.document().documentMargin())
+            shown * self._edit.line_height()
+            + 2 * math.ceil(self._edit.document().documentMargin())
             + _LINE_SLACK_PX
             + margins.top()
             + margins.bottom()

@@ -38,6 +38,8 @@ APP_TITLE = "Flarechat"
 UI_STATE_DEBOUNCE_MS = 800
 UNDO_VISIBLE_MS = 10_000
 STATUS_MESSAGE_MS = 4_000
+#: The status bar's metrics start this far from the window's edge, like the sidebar's text.
+STATUS_INDENT_PX = 8
 DEFAULT_SIZE = (1180, 780)
 SIDEBAR_WIDTH = 260
 ZOOM_STEP = 1.1
@@ -149,6 +151,7 @@ class MainWindow(QMainWindow):
         bar = self.statusBar()
         self.metrics_label = QLabel("", self)
         self.metrics_label.setAccessibleName("Reply metrics")
+        self.metrics_label.setContentsMargins(STATUS_INDENT_PX, 0, 0, 0)
         self.undo_button = QPushButton("Undo", self)
         self.undo_button.setAccessibleName("Undo delete")
         self.undo_button.hide()

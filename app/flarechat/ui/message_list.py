@@ -10,13 +10,13 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
-from PySide6.QtCore import QEvent, QObject, QRectF, QSize, Qt, QTimer
-from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette, QResizeEvent
-from PySide6.QtWidgets import QFrame, QScrollArea, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
+from PySide6.QtGui import QPalette, QResizeEvent
+from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget
 
-from flarechat.ui.icons import icon
+from flarechat.ui.message_overlays import PillButton, jump_button
 from flarechat.ui.message_view import MessageData, MessageView
-from flarechat.ui.theme import current_palette, fill_rounded, named
+from flarechat.ui.theme import named
 
 __all__ = [
     "JUMP_SHORTCUT",
@@ -39,44 +39,17 @@ MAX_LIVE_MESSAGES = 120
 NEAR_EDGE_PX = 240
 #: "At the bottom" tolerance for auto-scroll, px.
 BOTTOM_SLACK_PX = 4
+#: A message scrolled to (search hit, find match) shows this far below the viewport's top.
+FOCUS_TOP_PX = 24
 #: Readable line length: the message column never gets wider than this, px.
 MAX_COLUMN_PX = 860
 SIDE_MARGIN_PX = 16
 MESSAGE_SPACING_PX = 14
-JUMP_MARGIN_PX = 16
-JUMP_ICON_PX = 16
-PILL_PADDING_PX = 10
 #: Scrolls to the newest message, like the "Jump to latest" button.
 JUMP_SHORTCUT = "Ctrl+End"
 
 #: Makes the widget for one message, parented to the given column widget.
 ViewFactory = Callable[[MessageData, QWidget], MessageView]
-
-
-class _PillButton(QToolButton):
-    """A floating rounded button with a soft border (the "Jump to latest" button)."""
-
-    def paintEvent(self, event: QPaintEvent) -> None:
-        palette = current_palette()
-        fill = palette.alt_base if self.underMouse() else palette.base
-        painter = QPainter(self)
-        rect = QRectF(self.rect())
-        radius = rect.height() / 2
-        fill_rounded(painter, rect, fill=fill, border=palette.border, radius=radius)
-        size = self.iconSize()
-        margin = (self.height() - size.height()) // 2
-        pixmap = self.icon().pixmap(size, self.devicePixelRatioF())
-        painter.drawPixmap(margin + PILL_PADDING_PX // 2, margin, pixmap)
-        text_rect = rect.adjusted(margin + size.width() + PILL_PADDING_PX, 0, -PILL_PADDING_PX, 0)
-        painter.setPen(QColor(palette.text))
-        painter.drawText(text_rect, Qt.AlignmentFlag.AlignVCenter, self.text())
-        painter.end()
-
-    def sizeHint(self) -> QSize:
-        metrics = self.fontMetrics()
-        height = max(metrics.height(), self.iconSize().height()) + 2 * PILL_PADDING_PX // 2 + 8
-        width = self.iconSize().width() + metrics.horizontalAdvance(self.text())
-        return QSize(width + 3 * PILL_PADDING_PX + (height - self.iconSize().height()) // 2, height)
 
 
 class MessageList(QWidget):
@@ -95,6 +68,9 @@ class MessageList(QWidget):
         self._fill_first = self._fill_last = 0
         self._stick = True
         self._adjusting = False
+        #: The message scrolled to and its place below the viewport's top, held there while
+        #: pages fill in around it, until the user scrolls.
+        self._focus: tuple[MessageView, int] | None = None
         self._build()
         self._fill_timer = QTimer(self)
         self._fill_timer.setObjectName("transcriptPageFillTimer")
@@ -124,23 +100,15 @@ class MessageList(QWidget):
         self._bar = self._scroll.verticalScrollBar()
         self._bar.valueChanged.connect(self._on_scrolled)
         self._bar.rangeChanged.connect(self._on_range_changed)
-        self._jump = named(_PillButton(self), "jumpButton")
-        self._jump.setText("Jump to latest")
-        self._jump.setIcon(icon("jump-down"))
-        self._jump.setIconSize(QSize(JUMP_ICON_PX, JUMP_ICON_PX))
-        self._jump.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self._jump.setAccessibleName("Jump to latest message")
-        self._jump.setToolTip(f"Jump to the latest message ({JUMP_SHORTCUT})")
-        self._jump.setCursor(Qt.CursorShape.PointingHandCursor)
+        self._jump = jump_button(self, shortcut=JUMP_SHORTCUT)
         self._jump.clicked.connect(self.scroll_to_latest)
-        self._jump.hide()
         self._scroll.viewport().installEventFilter(self)
         self._content.installEventFilter(self)
 
     # -- queries ---------------------------------------------------------------------------------
 
     @property
-    def jump_button(self) -> QToolButton:
+    def jump_button(self) -> PillButton:
         return self._jump
 
     @property
@@ -184,6 +152,7 @@ class MessageList(QWidget):
         self._first = self._last = 0
         self._fill_first = self._fill_last = 0
         self._stick = True
+        self._focus = None
         self._jump.hide()
 
     def set_items(self, messages: Sequence[MessageData]) -> None:
@@ -240,7 +209,19 @@ class MessageList(QWidget):
             self._drop_view(message_id)
         self._first = self._last = len(self._items)
         self._stick = True
+        self._focus = None
         self._request_fill(first=max(0, self._last - PAGE_SIZE), last=self._last)
+
+    def _jump_window(self, position: int) -> None:
+        """Make items[position] the only live widget, to be filled in to a page around it
+        (a message far from the live window: the widgets in between are never made)."""
+        self._fill_timer.stop()
+        for message_id in list(self._views):
+            self._drop_view(message_id)
+        self._first, self._last = position, position + 1
+        self._column.insertWidget(0, self._make_view(self._items[position]))
+        first = max(0, position - PAGE_SIZE // 2)
+        self._fill_first, self._fill_last = first, min(len(self._items), first + PAGE_SIZE)
 
     def _request_fill(self, *, first: int, last: int) -> None:
         """Grow the live window to items[first:last], PAGE_STEP widgets per loop turn."""
@@ -268,10 +249,11 @@ class MessageList(QWidget):
             self._column.insertWidget(0, self._make_view(self._items[self._first]))
             if time.perf_counter() > deadline:
                 break
-        while self._last - self._first > MAX_LIVE_MESSAGES:
-            self._last -= 1
-            self._drop_view(self._items[self._last].id)
-        self._fill_last = min(self._fill_last, self._last)
+        if self._last - self._first > MAX_LIVE_MESSAGES:  # drop the far end, for good
+            while self._last - self._first > MAX_LIVE_MESSAGES:
+                self._last -= 1
+                self._drop_view(self._items[self._last].id)
+            self._fill_last = min(self._fill_last, self._last)
 
     def _append_views(self, deadline: float) -> None:
         stop = min(self._fill_last, self._last + PAGE_STEP)
@@ -281,10 +263,11 @@ class MessageList(QWidget):
             self._last += 1
             if time.perf_counter() > deadline:
                 break
-        while self._last - self._first > MAX_LIVE_MESSAGES:
-            self._drop_view(self._items[self._first].id)
-            self._first += 1
-        self._fill_first = max(self._fill_first, self._first)
+        if self._last - self._first > MAX_LIVE_MESSAGES:  # drop the far end, for good
+            while self._last - self._first > MAX_LIVE_MESSAGES:
+                self._drop_view(self._items[self._first].id)
+                self._first += 1
+            self._fill_first = max(self._fill_first, self._first)
 
     def _make_view(self, data: MessageData) -> MessageView:
         view = self._make_view_for(data, self._content)
@@ -299,6 +282,8 @@ class MessageList(QWidget):
 
     def _drop_view(self, message_id: str) -> None:
         view = self._views.pop(message_id, None)
+        if self._focus is not None and self._focus[0] is view:
+            self._focus = None
         if view is not None:
             self._column.removeWidget(view)
             view.hide()
@@ -309,8 +294,27 @@ class MessageList(QWidget):
 
     # -- scrolling -------------------------------------------------------------------------------
 
+    def scroll_to(self, message_id: str) -> MessageView | None:
+        """Show a message anywhere in the history: near the viewport's top, its page filling
+        in around it (the live window jumps there when it is far away). Its widget, or None
+        for an unknown id."""
+        position = self._index.get(message_id)
+        if position is None:
+            return None
+        if not self._first <= position < self._last:
+            self._jump_window(position)
+        view = self._views[message_id]
+        self._stick = False
+        self._focus = (view, FOCUS_TOP_PX)
+        with self._anchored():
+            pass  # places it
+        if self._filling():
+            self._fill_timer.start()
+        return view
+
     def scroll_to_latest(self) -> None:
         """Show the newest message and follow the reply again (the jump button's action)."""
+        self._focus = None
         if self._last < len(self._items):
             self._show_last_page()
         self._stick = True
@@ -321,7 +325,7 @@ class MessageList(QWidget):
     @contextmanager
     def _anchored(self) -> Iterator[None]:
         """Keep what the user is looking at in place while widgets come and go above it."""
-        anchor = None if self._stick else self._anchor()
+        anchor = self._focus or (None if self._stick else self._anchor())
         self._adjusting = True
         try:
             yield
@@ -361,6 +365,7 @@ class MessageList(QWidget):
     def _on_scrolled(self, value: int) -> None:
         if self._adjusting:
             return
+        self._focus = None  # the user moved on
         at_end = self._last == len(self._items)
         self._stick = at_end and value >= self._bar.maximum() - BOTTOM_SLACK_PX
         if self._filling():
@@ -378,21 +383,18 @@ class MessageList(QWidget):
         self._update_jump()
 
     def _update_jump(self) -> None:
-        show = not self._stick and bool(self._items)
+        latest_in_view = (
+            self._last == len(self._items)
+            and self._bar.value() >= self._bar.maximum() - BOTTOM_SLACK_PX
+        )
+        show = not self._stick and not latest_in_view and bool(self._items)
         if show != self._jump.isVisibleTo(self):
             self._jump.setVisible(show)
         if show:
             self._place_jump()
 
     def _place_jump(self) -> None:
-        self._jump.adjustSize()
-        viewport = self._scroll.viewport()
-        corner = viewport.mapTo(self, viewport.rect().bottomRight())
-        self._jump.move(
-            corner.x() - self._jump.width() - JUMP_MARGIN_PX,
-            corner.y() - self._jump.height() - JUMP_MARGIN_PX,
-        )
-        self._jump.raise_()
+        self._jump.place_in_corner(self._scroll.viewport())
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self._scroll.viewport() and event.type() == QEvent.Type.Resize:
@@ -402,6 +404,8 @@ class MessageList(QWidget):
             # QScrollArea misses height changes of height-for-width content (word-wrapped
             # labels: the layout never sets a minimum height), so tell it ourselves.
             self._sync_layout()
+            if self._focus is not None:
+                self._set_value(self._focus[0].y() - self._focus[1])
         return super().eventFilter(watched, event)
 
     def resizeEvent(self, event: QResizeEvent) -> None:

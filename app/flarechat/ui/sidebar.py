@@ -44,6 +44,10 @@ MESSAGE_ROLE = Qt.ItemDataRole.UserRole + 1
 #: Markers the store puts around matched terms in a search snippet.
 MATCH_START = "\x02"
 MATCH_END = "\x03"
+MARKS = (MATCH_START, MATCH_END)
+#: Matched words are marked like a highlighter pen (background, text) — not in the accent or
+#: selection colours, so they stay readable and visible on a selected row, in both schemes.
+MATCH_COLORS = {"light": ("#ffe28a", "#1f2328"), "dark": ("#7a6212", "#f4f4f5")}
 
 
 class SummaryLike(Protocol):
@@ -95,10 +99,13 @@ def group_conversations(items: Iterable[S], *, now: datetime) -> list[tuple[str,
     return [(label, groups[label]) for label in GROUP_LABELS if groups[label]]
 
 
-def snippet_html(snippet: str, *, highlight: str) -> str:
-    """The store's marked snippet as rich text, matches highlighted."""
-    escaped = html.escape(snippet.replace("\n", " "))
-    start = f'<span style="background-color:{highlight}; font-weight:600;">'
+def snippet_html(snippet: str, *, highlight: str, text: str | None = None) -> str:
+    """The store's marked snippet as rich text, matches highlighted (other control
+    characters, which Qt would draw as boxes, are dropped)."""
+    plain = "".join(c for c in snippet.replace("\n", " ") if c.isprintable() or c in MARKS)
+    escaped = html.escape(plain)
+    color = f" color:{text};" if text else ""
+    start = f'<span style="background-color:{highlight};{color} font-weight:600;">'
     return escaped.replace(MATCH_START, start).replace(MATCH_END, "</span>")
 
 
@@ -352,17 +359,20 @@ class Sidebar(QWidget):
         if not self.search_field.text().strip():
             return
         self.results.clear()
-        highlight = self.palette().color(QPalette.ColorRole.Highlight).name()
         for hit in hits:
-            self._add_result(hit, highlight=highlight)
+            self._add_result(hit)
         self._stack.setCurrentWidget(self.results if hits else self._empty_results)
 
-    def _add_result(self, hit: SearchHitLike, *, highlight: str) -> None:
+    def _add_result(self, hit: SearchHitLike) -> None:
         item = QListWidgetItem()
         item.setData(ID_ROLE, hit.conversation_id)
         item.setData(MESSAGE_ROLE, hit.message_id)
-        title = html.escape(hit.conversation_title)
-        label = QLabel(f"<b>{title}</b><br>{snippet_html(hit.snippet, highlight=highlight)}")
+        highlight, text = MATCH_COLORS[current_palette().name]
+        snippet = snippet_html(hit.snippet, highlight=highlight, text=text)
+        if hit.message_id is None:  # the title matched: its snippet is the marked title
+            label = QLabel(f"<b>{snippet}</b>")
+        else:
+            label = QLabel(f"<b>{html.escape(hit.conversation_title)}</b><br>{snippet}")
         label.setTextFormat(Qt.TextFormat.RichText)
         label.setWordWrap(True)
         label.setContentsMargins(6, 4, 6, 4)

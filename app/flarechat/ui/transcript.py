@@ -16,9 +16,11 @@ from flarechat.ui.message_list import (
     PAGE_STEP,
     MessageList,
 )
+from flarechat.ui.message_overlays import FLASH_MS, FLASH_NAME, FlashFrame
 from flarechat.ui.message_view import OPEN_STATUSES, MessageData, MessageView
 
 __all__ = [
+    "FLASH_MS",
     "FLUSH_INTERVAL_MS",
     "MAX_LIVE_MESSAGES",
     "PAGE_SIZE",
@@ -122,6 +124,27 @@ class TranscriptView(QWidget):
     def scroll_to_latest(self) -> None:
         """Show the newest message and follow the reply again (the jump button's action)."""
         self._list.scroll_to_latest()
+
+    def scroll_to(self, message_id: str) -> bool:
+        """Open the conversation at a message, however far back (a search hit, a find match).
+
+        The page around it is loaded (the window of live widgets jumps there, staying within
+        MAX_LIVE_MESSAGES), it is scrolled near the top and marked for FLASH_MS. False when
+        the message is not in this conversation's visible path.
+        """
+        view = self._list.scroll_to(message_id)
+        if view is None:
+            return False
+        direct = Qt.FindChildOption.FindDirectChildrenOnly
+        frame = view.findChild(FlashFrame, FLASH_NAME, direct) or FlashFrame(view)
+        frame.flash()
+        return True
+
+    def flash_frame(self, message_id: str) -> FlashFrame | None:
+        """The mark over a message that was scrolled to (None if never marked or paged out)."""
+        view = self._list.view_for(message_id)
+        direct = Qt.FindChildOption.FindDirectChildrenOnly
+        return view.findChild(FlashFrame, FLASH_NAME, direct) if view is not None else None
 
     # -- messages --------------------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from flarechat.api.errors import WorkersAIError
 from flarechat.api.retry import RetryPolicy
 from flarechat.core.connect import ConfigurationError, build_request
 from flarechat.core.conversation import STATUS_FAILED, STATUS_STOPPED, ConversationTree, Message
-from flarechat.core.store import AsyncChatStore
+from flarechat.core.store import AsyncChatStore, StoreError
 from flarechat.core.turn import ChatStreamer, RetryScheduled, TurnState
 from flarechat.ui import presenting
 from flarechat.ui.message_view import MessageData
@@ -116,7 +116,10 @@ class TurnBook(QObject):
         self._current: str | None = None
         self._failed: dict[str, str] = {}  # conversation id -> its failed reply (banner target)
         self._editing: dict[str, str] = {}  # conversation id -> the user message being edited
+        #: Neurons spent today (UTC day, from the store, plus replies finished since).
         self._neurons: tuple[date, float] = (datetime.now(UTC).date(), 0.0)
+        #: The model and reply whose figures the status line shows.
+        self._shown_metrics: tuple[str, TurnState | None] | None = None
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -328,7 +331,7 @@ class TurnBook(QObject):
 
     def reply_progress(self, reply: Reply) -> None:
         if reply.conversation_id == self._current:
-            self.metrics_changed.emit(self._metrics(reply.request.model, reply.state))
+            self._show_metrics(reply.request.model, reply.state)
 
     def reply_finished(self, reply: Reply) -> None:
         self._count_neurons(reply.state)
@@ -336,6 +339,7 @@ class TurnBook(QObject):
         if tree is not None and reply.message.id in tree:
             self.turn_finished.emit(reply.message.id, self._view(tree, reply.message))
         self.reply_progress(reply)
+        self.refresh_neurons()  # the saved reply is in the database now: count from there
 
     def reply_failed(self, reply: Reply, error: WorkersAIError) -> None:
         self._failed[reply.conversation_id] = reply.message.id
@@ -346,16 +350,36 @@ class TurnBook(QObject):
 
     # -- bookkeeping -----------------------------------------------------------------------
 
+    def refresh_neurons(self) -> None:
+        """Re-read "neurons today" from the store (start-up, after each reply), so the count
+        survives restarts and includes replies finished in other windows or conversations."""
+        self._jobs.spawn(self._load_neurons(), name="neurons-today")
+
+    async def _load_neurons(self) -> None:
+        today = datetime.now(UTC).date()
+        try:
+            total = await self.writer.store.neurons_today()
+        except StoreError as error:
+            self.writer.report(error)
+            return
+        self._neurons = (today, total)
+        model, state = self._shown_metrics or (self.current_model(), None)
+        self._show_metrics(model, state)
+
     def _count_neurons(self, state: TurnState) -> None:
+        """Add a finished reply at once; refresh_neurons() then confirms it from the store."""
         today = datetime.now(UTC).date()  # the free allocation resets at 00:00 UTC
         day, total = self._neurons
         total = total if day == today else 0.0
         self._neurons = (today, total + (state.neurons or 0.0))
 
-    def _metrics(self, model: str, state: TurnState | None) -> str:
+    def _show_metrics(self, model: str, state: TurnState | None) -> None:
+        self._shown_metrics = (model, state)
         day, total = self._neurons
         today = total if day == datetime.now(UTC).date() else None
-        return presenting.metrics_line(model=model, state=state, neurons_today=today)
+        self.metrics_changed.emit(
+            presenting.metrics_line(model=model, state=state, neurons_today=today)
+        )
 
     async def shutdown(self) -> None:
         """Quit: stop every reply (partial text saved as "stopped"), then every job."""

@@ -105,8 +105,9 @@ class WorkspaceController(QObject):
     # -- the conversation list -------------------------------------------------------------
 
     def start(self) -> None:
-        """First load: the list, the cached catalogue, then the live one."""
+        """First load: the list, today's neurons, the cached catalogue, then the live one."""
         self.refresh_conversations()
+        self.chat.refresh_neurons()
         self.refresh_models()
 
     def refresh_conversations(self, *_: object) -> None:
