@@ -22,6 +22,7 @@ from PySide6.QtCore import QSocketNotifier
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from flarechat.api.client import WorkersAIClient
+from flarechat.api.retry import RetryPolicy
 from flarechat.core.catalogue import CatalogueCache
 from flarechat.core.store import AsyncChatStore, StoreError, default_path
 from flarechat.settings.secrets import KeyringSecretStore
@@ -57,6 +58,8 @@ class GuiOptions:
     start_demo: Callable[[], DemoBackend] | None = None
     autosend: str | None = None
     scheme: theme.Scheme | None = None
+    #: how automatic retries are paced (tests and screenshots slow it down or speed it up)
+    retry_policy_factory: Callable[[], RetryPolicy] = RetryPolicy
 
 
 def _application() -> QApplication:
@@ -101,7 +104,12 @@ class Session:
     ) -> None:
         self.prefs, self.client, self.store = prefs, client, store
         self.closed = asyncio.Event()
-        self.chat = ChatController(client=client, store=store, prefs=prefs)
+        self.chat = ChatController(
+            client=client,
+            store=store,
+            prefs=prefs,
+            policy_factory=options.retry_policy_factory,
+        )
         self.workspace = WorkspaceController(
             chat=self.chat,
             client=client,

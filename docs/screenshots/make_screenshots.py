@@ -1,0 +1,150 @@
+"""Regenerate the README screenshots: the real window against the demo emulator, both themes.
+
+Usage (from the repo root)::
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python docs/screenshots/make_screenshots.py [scene ...]
+
+Scenes: chat, retry, settings, picker (default: all), each saved as ``<scene>-<theme>.png``
+next to this file. A throwaway profile is used; nothing touches your own settings or keychain.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("LANG", "C.UTF-8")
+os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
+
+from PySide6.QtWidgets import QApplication, QTabWidget, QWidget
+
+from flarechat.api.client import WorkersAIClient
+from flarechat.api.retry import RetryPolicy
+from flarechat.core.store import AsyncChatStore, default_path
+from flarechat.emulator import DEMO_ACCOUNT_ID, DEMO_TOKEN, EmulatorConfig, EmulatorServer
+from flarechat.settings.secrets import API_TOKEN, MemorySecretStore
+from flarechat.settings.store import SettingsStore
+from flarechat.ui import theme
+from flarechat.ui.app import GuiOptions, Session
+from flarechat.ui.loop import FlareEventLoop
+from flarechat.ui.preferences import DemoBackend, Preferences
+
+OUT = Path(__file__).resolve().parent
+WINDOW_SIZE = (1280, 820)
+SCENES = ("chat", "retry", "settings", "picker")
+CHAT_PROMPTS = (
+    "Plan a three-day trip to Lisbon",
+    "Explain AI Gateway caching",
+    "What can Workers AI do? Show me Python code and a table.",
+)
+#: Long enough that the countdown is visible in the picture.
+SHOT_RETRY_DELAY = 20.0
+SETTLE = 0.6
+SAMPLE_ACCOUNT_ID = "9a7f3c1e5b2d4f6a8c0e1b3d5f7a9c2e"
+#: The settings shot shows the Connection tab: route, gateway and "Reject if busy".
+SETTINGS_TAB = 1
+
+
+async def _session(server: EmulatorServer, scene: str) -> Session:
+    secrets = MemorySecretStore({API_TOKEN: "cfut_" + "x" * 40})
+    prefs = Preferences(store=SettingsStore(), secrets=secrets)
+    await prefs.load()
+    demo = DemoBackend(server.api_base, server.gateway_base, DEMO_ACCOUNT_ID, DEMO_TOKEN, _noop)
+    prefs.use_demo(demo)
+    prefs.settings.reject_if_busy = scene in ("retry", "settings")
+    if scene == "settings":  # what a configured account looks like
+        prefs.settings.account_id = SAMPLE_ACCOUNT_ID
+        prefs.settings.route = "gateway-rest"
+        prefs.settings.gateway_id = "team-gateway"
+        prefs.settings.cache_ttl = 3600
+    store = await AsyncChatStore.open(default_path())
+    options = GuiOptions(
+        retry_policy_factory=lambda: RetryPolicy(
+            base_delay=SHOT_RETRY_DELAY, max_delay=SHOT_RETRY_DELAY
+        )
+    )
+    session = Session(prefs=prefs, client=WorkersAIClient(), store=store, options=options)
+    session.window.resize(*WINDOW_SIZE)
+    session.show([])
+    session.workspace.demo_changed.emit(True)
+    session.workspace.configured_changed.emit(True)
+    await asyncio.sleep(SETTLE)
+    return session
+
+
+def _noop() -> None:
+    """The demo emulator here is owned by main(), not by the session."""
+
+
+def _finished(session: Session) -> asyncio.Future[str]:
+    """Resolves with the id of the next reply that finishes."""
+    future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+    def on_finished(message_id: str, _data: object) -> None:
+        if not future.done():
+            future.set_result(message_id)
+
+    session.chat.turn_finished.connect(on_finished)
+    return future
+
+
+async def _chat(session: Session) -> None:
+    for text in CHAT_PROMPTS:
+        session.chat.new_conversation()
+        finished = _finished(session)
+        session.chat.send(text)
+        await finished
+    await asyncio.sleep(1.0)
+
+
+async def _shoot(scheme: str, scene: str, server: EmulatorServer) -> None:
+    session = await _session(server, scene)
+    window = session.window
+    if scene in ("chat", "settings", "picker"):
+        await _chat(session)
+    if scene == "retry":
+        server.state.hold_slots(session.chat.current_model(), 600)
+        session.chat.send("Summarise the Workers AI pricing model in three bullets.")
+        await asyncio.sleep(2.5)
+    target: QWidget = window
+    if scene == "settings":
+        window.open_settings()
+        await asyncio.sleep(SETTLE)
+        assert window.settings_dialog is not None
+        target = window.settings_dialog
+        tabs = target.findChild(QTabWidget)
+        assert tabs is not None
+        tabs.setCurrentIndex(SETTINGS_TAB)
+        await asyncio.sleep(SETTLE)
+    elif scene == "picker":
+        window.picker.open_popup()
+        await asyncio.sleep(SETTLE)
+        target = window.picker.popup
+    target.grab().save(str(OUT / f"{scene}-{scheme}.png"))
+    if target is not window:
+        target.hide()
+    server.state.reset()
+    window.close()
+    await session.shutdown()
+
+
+def main() -> None:
+    scenes = sys.argv[1:] or list(SCENES)
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication([])
+    app.setQuitOnLastWindowClosed(False)
+    with EmulatorServer(config=EmulatorConfig(tokens_per_second=400)) as server:
+        for scheme in ("light", "dark"):
+            theme.apply_theme(app, scheme)
+            for scene in scenes:
+                os.environ["FLARECHAT_HOME"] = tempfile.mkdtemp(prefix="flarechat-shots-")
+                with asyncio.Runner(loop_factory=lambda: FlareEventLoop(app)) as runner:
+                    runner.run(_shoot(scheme, scene, server))
+
+
+if __name__ == "__main__":
+    main()
