@@ -68,8 +68,10 @@ def _start_demo() -> DemoBackend:
 
 
 def _run_gui(*, demo: bool) -> int:
+    from flarechat.logsetup import configure_file_logging
     from flarechat.ui.app import GuiOptions, run_gui
 
+    configure_file_logging()
     options = GuiOptions(
         demo_at_start=demo,
         start_demo=_start_demo,

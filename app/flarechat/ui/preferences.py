@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from flarechat.api.config import Connection, Endpoint, GatewayOptions, Route, SamplingParams, Secret
 from flarechat.core.connect import ConfigurationError, connection_from, gateway_options_from
+from flarechat.logsetup import register_secret
 from flarechat.settings import secrets as secret_api
 from flarechat.settings.resolve import Resolved, resolve
 from flarechat.settings.schema import Settings
@@ -114,9 +115,14 @@ class Preferences:
         return self.resolved().is_complete
 
     def resolved(self) -> Resolved:
-        return resolve(
+        resolved = resolve(
             self.settings, api_token=self.api_token, gateway_token=self.gateway_token, env=self.env
         )
+        # Every token the app uses passes here (keychain, dialog, environment): keep it out
+        # of the log file.
+        register_secret(resolved.api_token)
+        register_secret(resolved.gateway_token)
+        return resolved
 
     @property
     def configured(self) -> bool:
