@@ -5,7 +5,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from PySide6.QtWidgets import QLabel
+
 from flarechat.ui.sidebar import Sidebar, group_conversations, snippet_html
+from flarechat.ui.theme import DARK, LIGHT, apply_theme
 
 
 def test_conversations_are_grouped_by_day() -> None:
@@ -82,3 +85,25 @@ def test_sidebar_rename_delete_activate_and_search(qtbot: Any) -> None:
     with qtbot.waitSignal(sidebar.search_requested) as cleared:
         sidebar.search_field.clear()
     assert cleared.args == [""]
+
+
+class _Hit:
+    conversation_id, conversation_title, message_id = "c1", "Birds", "m1"
+    snippet = "a grey \x02heron\x03 stood"
+
+
+def test_search_results_mark_matches_in_the_palette_colours(qtbot: Any, qapp: Any) -> None:
+    sidebar = Sidebar()
+    qtbot.addWidget(sidebar)
+    sidebar.search_field.setText("heron")
+    try:
+        for scheme, palette in (("dark", DARK), ("light", LIGHT)):
+            apply_theme(qapp, scheme)
+            sidebar.set_search_results([_Hit()])
+            label = sidebar.results.itemWidget(sidebar.results.item(0))
+            assert isinstance(label, QLabel)
+            mark = f"background-color:{palette.match_bg}; color:{palette.match_text};"
+            assert mark in label.text()
+    finally:
+        apply_theme(qapp, "light")  # the session's scheme
+    assert DARK.match_bg != LIGHT.match_bg

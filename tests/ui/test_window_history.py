@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +12,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QKeySequence
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QLabel
-from shell_helpers import WAIT, ChatEnv, Recorder, chat_env
+from PySide6.QtWidgets import QLabel
+from window_helpers import settled_at, window
 
 from flarechat.core.conversation import (
     ROLE_ASSISTANT,
@@ -25,11 +23,11 @@ from flarechat.core.conversation import (
     Message,
     new_id,
 )
+from flarechat.core.figures import neurons_text
 from flarechat.core.store import ChatStore, utc_day_start
 from flarechat.emulator import EmulatorServer
 from flarechat.ui.main_window import MainWindow
-from flarechat.ui.sidebar import MATCH_COLORS
-from flarechat.ui.transcript import MAX_LIVE_MESSAGES, TranscriptView
+from flarechat.ui.theme import LIGHT
 
 pytestmark = pytest.mark.asyncio
 
@@ -38,8 +36,6 @@ HISTORY = 5000
 FAR_BACK = HISTORY - 3000
 #: Find-in-conversation matches spread over pages far apart.
 FIND_AT = (120, 2600, 4950)
-WORKSPACE_SIGNALS = ("conversations_changed", "search_results", "find_results", "focus_requested")
-POLL_S = 0.02
 
 
 def _text(index: int) -> str:
@@ -71,54 +67,6 @@ def long_conversation(path: Path, *, title: str = "Long haul") -> tuple[str, lis
     return conversation.id, [m.id for m in messages]
 
 
-@asynccontextmanager
-async def window(
-    emulator: EmulatorServer, profile: Path
-) -> AsyncIterator[tuple[ChatEnv, MainWindow, Recorder]]:
-    app = QApplication.instance()
-    assert isinstance(app, QApplication)
-    app.setQuitOnLastWindowClosed(False)
-    async with chat_env(emulator, profile) as env:
-        main = MainWindow(chat=env.chat, workspace=env.workspace)
-        seen = Recorder(env.workspace, WORKSPACE_SIGNALS)
-        main.show()
-        env.chat.new_conversation()
-        env.workspace.start()
-        await seen.wait("conversations_changed")
-        try:
-            yield env, main, seen
-        finally:
-            main.close()
-            main.deleteLater()
-
-
-async def until(condition: Callable[[], bool], what: str) -> None:
-    """Let the Qt loop run (pages fill in on its timers) until ``condition`` holds."""
-    deadline = time.monotonic() + WAIT
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(POLL_S)
-
-
-def on_screen(transcript: TranscriptView, message_id: str) -> bool:
-    """The message has a widget and its top is inside the viewport."""
-    view = transcript.view_for(message_id)
-    if view is None or not view.isVisible():
-        return False
-    viewport = transcript.scroll_area.viewport()
-    top = view.mapTo(viewport, view.rect().topLeft()).y()
-    return 0 <= top < viewport.height()
-
-
-async def settled_at(transcript: TranscriptView, message_id: str) -> None:
-    await until(lambda: not transcript.is_loading(), "the page to fill in")
-    assert on_screen(transcript, message_id), f"{message_id} is not on screen"
-    frame = transcript.flash_frame(message_id)
-    assert frame is not None, "the message is not marked"
-    assert frame.isVisible(), "the mark is not shown"
-    assert transcript.live_count <= MAX_LIVE_MESSAGES
-
-
 async def test_a_search_hit_3000_messages_back_opens_the_conversation_there(
     emulator: EmulatorServer, tmp_path: Path
 ) -> None:
@@ -134,8 +82,8 @@ async def test_a_search_hit_3000_messages_back_opens_the_conversation_there(
         assert isinstance(label, QLabel)
         assert "\x02" not in label.text()
         assert "\x03" not in label.text()
-        highlight = MATCH_COLORS["light"][0]
-        assert f"background-color:{highlight}; color:{MATCH_COLORS['light'][1]};" in label.text()
+        highlight = LIGHT.match_bg
+        assert f"background-color:{highlight}; color:{LIGHT.match_text};" in label.text()
         assert _has_pixels(label, QColor(highlight)), "the matched word is not drawn highlighted"
         assert "pelicans</span>" in label.text()
         sidebar.results.itemClicked.emit(sidebar.results.item(0))
@@ -223,7 +171,7 @@ async def test_neurons_today_survive_a_restart_and_grow_with_each_reply(
         await env.chat.drain()
         total = await env.store.neurons_today()
         assert total > 12.5  # the emulator bills every reply
-        assert main.metrics_label.text().endswith(f"{total:.2f} neurons today")
+        assert main.metrics_label.text().endswith(neurons_text(total, suffix=" today"))
     async with window(emulator, tmp_path) as (env, main, _seen):  # a restart
         await env.recorder.wait("metrics_changed", lambda text: "neurons today" in text)
-        assert main.metrics_label.text().endswith(f"{total:.2f} neurons today")
+        assert main.metrics_label.text().endswith(neurons_text(total, suffix=" today"))

@@ -170,8 +170,10 @@ class AsyncChatStore:
     async def mark_unfinished_as_interrupted(self) -> int:
         return await self.run(ChatStore.mark_unfinished_as_interrupted)
 
-    async def search(self, query: str, limit: int = 50) -> list[SearchHit]:
-        return await self.run(ChatStore.search, query, limit)
+    async def search(
+        self, query: str, limit: int | None = 50, *, conversation_id: str | None = None
+    ) -> list[SearchHit]:
+        return await self.run(ChatStore.search, query, limit, conversation_id=conversation_id)
 
     async def neurons_today(self, *, now: float | None = None) -> float:
         return await self.run(ChatStore.neurons_today, now=now)

@@ -386,9 +386,11 @@ class ChatStore:
         return cursor.rowcount
 
     @_translated
-    def search(self, query: str, limit: int = 50) -> list[SearchHit]:
-        """Full-text search of titles and messages; any user text is safe (never raises)."""
-        return search(self._conn, query, limit=limit)
+    def search(
+        self, query: str, limit: int | None = 50, *, conversation_id: str | None = None
+    ) -> list[SearchHit]:
+        """Full-text search (any user text is safe); one conversation's, in order, if given."""
+        return search(self._conn, query, limit=limit, conversation_id=conversation_id)
 
     @_translated
     def neurons_today(self, *, now: float | None = None) -> float:

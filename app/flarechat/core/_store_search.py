@@ -14,6 +14,7 @@ _SNIPPET_ELLIPSIS = "…"
 _SNIPPET_TOKENS = 16
 #: A term the tokenizer would reduce to nothing (only punctuation) is dropped, not searched.
 _WORDLIKE = re.compile(r"\w")
+_NO_LIMIT = -1
 
 _MESSAGE_HITS = """
     SELECT m.conversation_id, c.title, m.id, m.role,
@@ -23,6 +24,18 @@ _MESSAGE_HITS = """
     JOIN conversations AS c ON c.id = m.conversation_id
     WHERE messages_fts MATCH :query AND c.deleted_at IS NULL
     ORDER BY messages_fts.rank, m.seq
+    LIMIT :limit
+"""
+#: Find in one conversation: every match, in the order they were written.
+_CONVERSATION_HITS = """
+    SELECT m.conversation_id, c.title, m.id, m.role,
+           snippet(messages_fts, 0, :start, :end, :ellipsis, :tokens)
+    FROM messages_fts
+    JOIN messages AS m ON m.seq = messages_fts.rowid
+    JOIN conversations AS c ON c.id = m.conversation_id
+    WHERE messages_fts MATCH :query AND m.conversation_id = :conversation_id
+          AND c.deleted_at IS NULL
+    ORDER BY m.created_at, m.seq
     LIMIT :limit
 """
 _TITLE_HITS = """
@@ -62,12 +75,30 @@ def fts_query(text: str) -> str | None:
     return " ".join(quoted)
 
 
-def search(conn: sqlite3.Connection, text: str, *, limit: int) -> list[SearchHit]:
-    """Title matches first, then message matches by relevance; at most ``limit`` in all."""
+def search(
+    conn: sqlite3.Connection,
+    text: str,
+    *,
+    limit: int | None,
+    conversation_id: str | None = None,
+) -> list[SearchHit]:
+    """Title matches first, then message matches by relevance; at most ``limit`` in all
+    (None: no limit).
+
+    With ``conversation_id``: only that conversation's messages (no title match), every branch,
+    in the order they were written (``created_at``) — find in a conversation.
+    """
     query = fts_query(text)
-    if query is None or limit <= 0:
+    if query is None or (limit is not None and limit <= 0):
         return []
-    marks = {"start": HIGHLIGHT_START, "end": HIGHLIGHT_END, "query": query, "limit": limit}
+    marks = {"start": HIGHLIGHT_START, "end": HIGHLIGHT_END, "query": query}
+    message_params = {**marks, "ellipsis": _SNIPPET_ELLIPSIS, "tokens": _SNIPPET_TOKENS}
+    if conversation_id is not None:
+        rows = conn.execute(
+            _CONVERSATION_HITS,
+            {**message_params, "conversation_id": conversation_id, "limit": _sql_limit(limit)},
+        )
+        return [_message_hit(row) for row in rows]
     hits = [
         SearchHit(
             conversation_id=row[0],
@@ -76,22 +107,25 @@ def search(conn: sqlite3.Connection, text: str, *, limit: int) -> list[SearchHit
             role=None,
             snippet=row[2],
         )
-        for row in conn.execute(_TITLE_HITS, marks)
+        for row in conn.execute(_TITLE_HITS, {**marks, "limit": _sql_limit(limit)})
     ]
-    params = {
-        **marks,
-        "ellipsis": _SNIPPET_ELLIPSIS,
-        "tokens": _SNIPPET_TOKENS,
-        "limit": limit - len(hits),
-    }
-    hits.extend(
-        SearchHit(
-            conversation_id=row[0],
-            conversation_title=row[1],
-            message_id=row[2],
-            role=row[3],
-            snippet=row[4],
-        )
-        for row in conn.execute(_MESSAGE_HITS, params)
-    )
+    left = None if limit is None else limit - len(hits)
+    rows = conn.execute(_MESSAGE_HITS, {**message_params, "limit": _sql_limit(left)})
+    hits.extend(_message_hit(row) for row in rows)
     return hits
+
+
+def _sql_limit(limit: int | None) -> int:
+    """SQLite's LIMIT: a negative number means none."""
+    return _NO_LIMIT if limit is None else limit
+
+
+def _message_hit(row: sqlite3.Row | tuple[object, ...]) -> SearchHit:
+    conversation_id, title, message_id, role, snippet = tuple(row)
+    return SearchHit(
+        conversation_id=str(conversation_id),
+        conversation_title=str(title),
+        message_id=str(message_id),
+        role=str(role),
+        snippet=str(snippet),
+    )

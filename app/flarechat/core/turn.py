@@ -18,6 +18,7 @@ from flarechat.api.events import (
     TextDelta,
     UsageReport,
 )
+from flarechat.core import figures
 
 __all__ = [
     "CHARS_PER_TOKEN_ESTIMATE",
@@ -285,27 +286,27 @@ def turn_record(state: TurnState) -> dict[str, Any]:
     }
 
 
-def _count(value: int | None) -> str:
-    return "?" if value is None else f"{value:,}"
-
-
 def turn_summary(state: TurnState, *, model: str) -> str:
-    """One line of figures: model, TTFT, speed, tokens, neurons, cache status, ids."""
+    """One line of figures: model, TTFT, speed, tokens, neurons, cache status, ids.
+
+    The figures read exactly as in the window's metadata line (``flarechat.core.figures``).
+    """
     parts = [model]
     if state.ttft is not None:
-        parts.append(f"TTFT {state.ttft:.2f} s")
+        parts.append(figures.ttft_text(state.ttft))
     if (speed := state.tokens_per_second) is not None:
-        parts.append(f"{'~' if state.tokens_are_estimated else ''}{speed:.1f} tokens/s")
+        parts.append(figures.speed_text(speed, estimated=state.tokens_are_estimated))
     if (usage := state.usage) is not None:
-        parts.append(
-            f"{_count(usage.prompt_tokens)} prompt + {_count(usage.completion_tokens)} "
-            "completion tokens"
-            + (f" ({usage.cached_tokens:,} cached)" if usage.cached_tokens else "")
+        tokens = figures.tokens_text(
+            prompt=usage.prompt_tokens,
+            completion=usage.completion_tokens,
+            cached=usage.cached_tokens,
         )
+        parts += [tokens] if tokens else []
     if state.neurons is not None:
-        parts.append(f"{state.neurons:.2f} neurons")
+        parts.append(figures.neurons_text(state.neurons))
     if (meta := state.meta) is not None:
         parts += [f"cache {meta.cache_status}"] if meta.cache_status else []
         parts += [f"log {meta.log_id}"] if meta.log_id else []
         parts += [f"request {meta.request_id}"] if meta.request_id else []
-    return " · ".join(parts)
+    return figures.SEPARATOR.join(parts)

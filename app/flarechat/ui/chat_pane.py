@@ -154,7 +154,9 @@ class ChatPane(QWidget):
 
     def show_message(self, message_id: str) -> None:
         """Open the transcript at a message (a search hit or a find match), loading its page
-        if it is far back in the history, and mark it briefly."""
+        if it is far back in the history, and mark it briefly. A message on a branch that is
+        not shown brings its branch on screen first (ChatController.reveal)."""
+        self.chat.reveal(message_id)
         self.transcript.scroll_to(message_id)
 
     # -- replies ---------------------------------------------------------------------------

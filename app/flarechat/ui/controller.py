@@ -49,8 +49,11 @@ class ChatController(TurnBook):
         self._show(conversation.id)
         return conversation.id
 
-    async def open_conversation(self, conversation_id: str) -> bool:
-        """Load (unless in memory) and show a stored conversation; False if it can't be read."""
+    async def open_conversation(self, conversation_id: str, *, at: str | None = None) -> bool:
+        """Load (unless in memory) and show a stored conversation; False if it can't be read.
+
+        ``at``: a message to be shown (a search hit); the branch holding it is chosen first.
+        """
         if conversation_id not in self._trees:
             try:
                 tree = await self.writer.store.load_tree(conversation_id)
@@ -59,6 +62,9 @@ class ChatController(TurnBook):
                 return False
             self._trees[conversation_id] = tree
             self.writer.stored.add(conversation_id)
+        tree = self._trees[conversation_id]
+        if at is not None and at in tree:
+            self._choose_branch(tree, at)
         self._show(conversation_id)
         return True
 
@@ -232,11 +238,51 @@ class ChatController(TurnBook):
         start = next(i for i, m in enumerate(path) if m.id == siblings[index])
         shown = self._views(tree, path[start:])
         self.path_changed.emit(tree.conversation.id, message_id, shown)
+        self._save_selection(tree)
+
+    def reveal(self, message_id: str) -> bool:
+        """Put a message of the open conversation on screen (a search hit, a find match).
+
+        On a branch that is not shown (an earlier version of an edited message, a regenerated
+        reply's older sibling), that branch is chosen and saved, as with the 1/2 switcher. A reply
+        streaming on the branch left keeps running and is saved; it is only off screen.
+        False when the message is not in the open conversation.
+        """
+        tree = self.current_tree()
+        if tree is None or message_id not in tree:
+            return False
+        before = self._choose_branch(tree, message_id)
+        if before is not None:
+            after = tree.path()
+            pairs = enumerate(zip(before, after, strict=False))
+            fork = next((i for i, (a, b) in pairs if a.id != b.id), len(before))
+            first = before[fork].id if fork < len(before) else after[fork].id
+            self.path_changed.emit(tree.conversation.id, first, self._views(tree, after[fork:]))
+        return True
+
+    def _choose_branch(self, tree: ConversationTree, message_id: str) -> list[Message] | None:
+        """Choose the branch holding a message (saved); the path shown before, or None when
+        the message was on it already."""
+        chain = tree.path_to(message_id)
+        chosen = (tree.chosen_child(m.parent_id) for m in chain)
+        if all(c is not None and c.id == m.id for c, m in zip(chosen, chain, strict=True)):
+            return None
+        before = tree.path()
+        tree.select(message_id)
+        self._save_selection(tree)
+        return before
+
+    def _save_selection(self, tree: ConversationTree) -> None:
         if tree.conversation.id in self.writer.stored:
-            update = self.writer.store.update_conversation(
-                tree.conversation.id, selected=dict(tree.selected)
-            )
-            self._jobs.spawn(self.writer.guard(update), name="save-branch")
+            save = self._store_selection(tree.conversation.id, dict(tree.selected))
+            self._jobs.spawn(save, name="save-branch")
+
+    async def _store_selection(self, conversation_id: str, selected: dict[str | None, str]) -> None:
+        # The store call is made here, not by the caller: a save cancelled at quit before it
+        # started then leaves no coroutine unawaited.
+        await self.writer.guard(
+            self.writer.store.update_conversation(conversation_id, selected=selected)
+        )
 
     # -- the retry banner's actions --------------------------------------------------------
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from flarechat.api.config import ChatRequest, Connection, GatewayOptions, Route
 from flarechat.api.errors import DailyAllocationExhausted, WorkersAIError
+from flarechat.core import figures
 from flarechat.core.conversation import ROLE_ASSISTANT, ROLE_SYSTEM, ConversationTree, Message
 from flarechat.core.turn import TurnState
 from flarechat.ui.message_view import MessageData
@@ -20,8 +20,6 @@ from flarechat.ui.message_view import MessageData
 __all__ = [
     "NoticeSpec",
     "failure_extra",
-    "format_duration",
-    "format_rate",
     "message_data",
     "meta_line",
     "metrics_line",
@@ -33,7 +31,6 @@ __all__ = [
     "usage_record",
 ]
 
-SEPARATOR = " \N{MIDDLE DOT} "
 FINISH_LENGTH = "length"
 #: Workers AI's free allocation resets at midnight UTC.
 RESET_HOUR_FORMAT = "%H:%M"
@@ -43,55 +40,6 @@ ACTION_RETRY = ("retry", "Retry")
 ACTION_SETTINGS = ("open_settings", "Open settings")
 ACTION_SWITCH_MODEL = ("switch_model", "Switch model\N{HORIZONTAL ELLIPSIS}")
 ACTION_DEMO = ("demo", "Try demo mode")
-#: Timings are stored (and shown, live or from history) at this precision, so the status bar
-#: and the message's metadata line always print the same figures for the same reply.
-TTFT_DECIMALS = 3
-RATE_DECIMALS = 1
-DURATION_DECIMALS = 3
-MS_PER_SECOND = 1000
-#: Seconds at and above this show one decimal ("12.3 s"), below it two ("1.42 s").
-ONE_DECIMAL_SECONDS = 10.0
-#: Speeds at and above this are whole numbers ("38 tok/s"), below it one decimal ("3.4").
-WHOLE_RATE = 10.0
-
-
-# -- figures ------------------------------------------------------------------------------
-
-
-def _fixed(value: float, decimals: int) -> str:
-    """``value`` with ``decimals`` places, halves rounded up as people do (not to even)."""
-    step = Decimal(1).scaleb(-decimals)
-    return str(Decimal(repr(value)).quantize(step, rounding=ROUND_HALF_UP))
-
-
-def format_duration(seconds: float) -> str:
-    """A short duration for people: "38 ms" below a second, "1.42 s", then "12.3 s"."""
-    seconds = max(0.0, round(seconds, TTFT_DECIMALS))  # the precision timings are kept at
-    millis = round(seconds * MS_PER_SECOND)
-    if millis < 1:
-        return "<1 ms"
-    if millis < MS_PER_SECOND:
-        return f"{millis} ms"
-    two = _fixed(seconds, 2)
-    return f"{two} s" if float(two) < ONE_DECIMAL_SECONDS else f"{_fixed(seconds, 1)} s"
-
-
-def format_rate(per_second: float) -> str:
-    """A speed: whole numbers from 10 up ("38"), one decimal below ("3.4")."""
-    one = _fixed(max(0.0, round(per_second, RATE_DECIMALS)), 1)
-    return one if float(one) < WHOLE_RATE else _fixed(float(one), 0)
-
-
-def _ttft_part(seconds: float) -> str:
-    return f"TTFT {format_duration(seconds)}"
-
-
-def _speed_part(per_second: float, *, estimated: bool) -> str:
-    return f"{'~' if estimated else ''}{format_rate(per_second)} tok/s"
-
-
-def _neurons_part(neurons: float, *, suffix: str = "") -> str:
-    return f"{neurons:.2f} neurons{suffix}"
 
 
 # -- messages ----------------------------------------------------------------------------
@@ -101,13 +49,16 @@ def _number(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _tokens_part(usage: dict[str, Any]) -> str | None:
-    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    if isinstance(prompt, int) and isinstance(completion, int):
-        return f"{prompt}\N{RIGHTWARDS ARROW}{completion} tokens"
-    if isinstance(completion, int):
-        return f"{completion} tokens"
-    return None
+    return figures.tokens_text(
+        prompt=_count(usage.get("prompt_tokens")),
+        completion=_count(usage.get("completion_tokens")),
+        cached=_count(usage.get("cached_tokens")),
+    )
 
 
 def meta_line(message: Message) -> str:
@@ -115,18 +66,18 @@ def meta_line(message: Message) -> str:
     timings, usage, meta = message.timings or {}, message.usage or {}, message.meta or {}
     parts: list[str] = []
     if (ttft := _number(timings.get("ttft"))) is not None:
-        parts.append(_ttft_part(ttft))
+        parts.append(figures.ttft_text(ttft))
     if (speed := _number(timings.get("tokens_per_second"))) is not None:
-        parts.append(_speed_part(speed, estimated=bool(timings.get("tokens_estimated"))))
+        parts.append(figures.speed_text(speed, estimated=bool(timings.get("tokens_estimated"))))
     if (tokens := _tokens_part(usage)) is not None:
         parts.append(tokens)
     neurons = _number(meta.get("neurons"))
     neurons = neurons if neurons is not None else _number(usage.get("neurons"))
     if neurons is not None:
-        parts.append(_neurons_part(neurons))
+        parts.append(figures.neurons_text(neurons))
     if isinstance(cache := meta.get("cache_status"), str) and cache:
         parts.append(f"cache {cache}")
-    return SEPARATOR.join(parts)
+    return figures.SEPARATOR.join(parts)
 
 
 def _error_text(message: Message) -> str | None:
@@ -218,11 +169,11 @@ def meta_record(state: TurnState) -> dict[str, Any] | None:
 def timings_record(state: TurnState) -> dict[str, Any]:
     record: dict[str, Any] = {"attempts": state.attempt}
     if state.ttft is not None:
-        record["ttft"] = round(state.ttft, TTFT_DECIMALS)
+        record["ttft"] = round(state.ttft, figures.TTFT_DECIMALS)
     if state.duration is not None:
-        record["duration"] = round(state.duration, DURATION_DECIMALS)
+        record["duration"] = round(state.duration, figures.DURATION_DECIMALS)
     if state.tokens_per_second is not None:
-        record["tokens_per_second"] = round(state.tokens_per_second, RATE_DECIMALS)
+        record["tokens_per_second"] = round(state.tokens_per_second, figures.RATE_DECIMALS)
         record["tokens_estimated"] = state.tokens_are_estimated
     return record
 
@@ -318,9 +269,9 @@ def metrics_line(*, model: str, state: TurnState | None, neurons_today: float | 
     """
     parts = [model.rsplit("/", 1)[-1]]
     if state is not None and state.ttft is not None:
-        parts.append(_ttft_part(state.ttft))
+        parts.append(figures.ttft_text(state.ttft))
     if state is not None and (speed := state.tokens_per_second) is not None:
-        parts.append(_speed_part(speed, estimated=state.tokens_are_estimated))
+        parts.append(figures.speed_text(speed, estimated=state.tokens_are_estimated))
     if neurons_today:
-        parts.append(_neurons_part(neurons_today, suffix=" today"))
-    return SEPARATOR.join(parts)
+        parts.append(figures.neurons_text(neurons_today, suffix=" today"))
+    return figures.SEPARATOR.join(parts)

@@ -45,9 +45,6 @@ MESSAGE_ROLE = Qt.ItemDataRole.UserRole + 1
 MATCH_START = "\x02"
 MATCH_END = "\x03"
 MARKS = (MATCH_START, MATCH_END)
-#: Matched words are marked like a highlighter pen (background, text) — not in the accent or
-#: selection colours, so they stay readable and visible on a selected row, in both schemes.
-MATCH_COLORS = {"light": ("#ffe28a", "#1f2328"), "dark": ("#7a6212", "#f4f4f5")}
 
 
 class SummaryLike(Protocol):
@@ -367,8 +364,8 @@ class Sidebar(QWidget):
         item = QListWidgetItem()
         item.setData(ID_ROLE, hit.conversation_id)
         item.setData(MESSAGE_ROLE, hit.message_id)
-        highlight, text = MATCH_COLORS[current_palette().name]
-        snippet = snippet_html(hit.snippet, highlight=highlight, text=text)
+        p = current_palette()
+        snippet = snippet_html(hit.snippet, highlight=p.match_bg, text=p.match_text)
         if hit.message_id is None:  # the title matched: its snippet is the marked title
             label = QLabel(f"<b>{snippet}</b>")
         else:

@@ -68,6 +68,10 @@ class Palette:
     banner_error_border: str
     banner_info_bg: str
     banner_info_border: str
+    #: Matched words in search results, like a highlighter pen (background, text): not the
+    #: accent or selection colours, so they stay readable and visible on a selected row.
+    match_bg: str
+    match_text: str
 
     @property
     def is_dark(self) -> bool:
@@ -109,6 +113,8 @@ LIGHT = Palette(
     banner_error_border="#eea4a4",
     banner_info_bg="#ebf3fd",
     banner_info_border="#a9c7ee",
+    match_bg="#ffe28a",
+    match_text="#1f2328",
 )
 
 DARK = Palette(
@@ -138,6 +144,8 @@ DARK = Palette(
     banner_error_border="#8e3c41",
     banner_info_bg="#1e2b3b",
     banner_info_border="#3d5f88",
+    match_bg="#7a6212",
+    match_text="#f4f4f5",
 )
 
 _PALETTES: dict[Scheme, Palette] = {"light": LIGHT, "dark": DARK}

@@ -35,9 +35,8 @@ __all__ = ["CatalogueClient", "WorkspaceController"]
 
 log = logging.getLogger(__name__)
 
-#: Results shown for a search across all conversations / within the open one.
+#: Results shown for a search across all conversations (find in one shows every match).
 SEARCH_LIMIT = 50
-FIND_LIMIT = 500
 FORMATS = {"markdown": ".md", "json": ".json"}
 
 
@@ -54,9 +53,10 @@ class WorkspaceController(QObject):
     Signals:
         conversations_changed(list): ConversationSummary list (pinned first, newest first).
         search_results(list): SearchHit list for the latest query across all conversations.
-        find_results(str, list): query, message ids matching it in the open conversation.
+        find_results(str, list): query, ids of every message matching it in the open
+            conversation (all branches), oldest first.
         conversation_deleted(str, str): id and title of a deleted conversation (offer Undo).
-        focus_requested(str): show this message (a search hit was opened).
+        focus_requested(str): show this message (a search hit was opened on its branch).
         models_loaded(list, object, bool): ModelInfo list, fetch time (float | None), offline.
         models_loading(bool): a live catalogue fetch started / ended.
         configured_changed(bool): whether replies can be requested (account set up, or demo).
@@ -95,6 +95,7 @@ class WorkspaceController(QObject):
         self._models: list[ModelInfo] = []
         self._fetched_at: float | None = None
         self._search_serial = 0
+        self._find_serial = 0
         self._titles: dict[str, str] = {}
         chat.conversation_stored.connect(self.refresh_conversations)
         chat.turn_finished.connect(self.refresh_conversations)
@@ -133,7 +134,9 @@ class WorkspaceController(QObject):
         self._spawn(self._open_at(conversation_id, message_id), "open-hit")
 
     async def _open_at(self, conversation_id: str, message_id: str) -> None:
-        if await self.chat.open_conversation(conversation_id) and message_id:
+        """Open the conversation on the branch that holds the message, then show it there."""
+        opened = await self.chat.open_conversation(conversation_id, at=message_id or None)
+        if opened and message_id:
             self.focus_requested.emit(message_id)
 
     def rename(self, conversation_id: str, title: str) -> None:
@@ -199,21 +202,24 @@ class WorkspaceController(QObject):
             self.search_results.emit(hits)
 
     def find(self, query: str) -> None:
-        """Find in the open conversation (Ctrl+F): matching message ids, in path order."""
-        self._spawn(self._find(query), "find")
+        """Find in the open conversation (Ctrl+F): every matching message, on every branch,
+        in the order they were written. Only the latest query's results are shown."""
+        self._find_serial += 1
+        self._spawn(self._find(query, self._find_serial), "find")
 
-    async def _find(self, query: str) -> None:
+    async def _find(self, query: str, serial: int) -> None:
         tree = self.chat.current_tree()
         if tree is None or not query.strip():
             self.find_results.emit(query, [])
             return
+        conversation_id = tree.conversation.id
         try:
-            hits = await self.chat.writer.store.search(query, FIND_LIMIT)
+            hits = await self.chat.writer.store.search(query, None, conversation_id=conversation_id)
         except StoreError as error:
             self.chat.writer.report(error)
             return
-        wanted = {h.message_id for h in hits if h.conversation_id == tree.conversation.id}
-        self.find_results.emit(query, [m.id for m in tree.path() if m.id in wanted])
+        if serial == self._find_serial and self.chat.current_id == conversation_id:
+            self.find_results.emit(query, [h.message_id for h in hits if h.message_id in tree])
 
     # -- export / import -------------------------------------------------------------------
 

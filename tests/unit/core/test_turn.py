@@ -483,11 +483,11 @@ def test_turn_summary_names_every_known_figure() -> None:
         [(10.0, meta), (10.5, TextDelta("x")), (13.5, usage), (13.5, Finished("stop"))]
     )
     assert turn_summary(state, model="@cf/m") == (
-        "@cf/m · TTFT 0.50 s · 10.0 tokens/s · 1,200 prompt + 30 completion tokens "
-        "(1,000 cached) · 2.50 neurons · cache MISS · log LOG1 · request req-9"
+        "@cf/m · TTFT 500 ms · 10 tok/s · 1,200→30 tokens (1,000 cached) · 2.50 neurons "
+        "· cache MISS · log LOG1 · request req-9"
     )
 
 
 def test_turn_summary_marks_estimates_and_skips_the_unknown() -> None:
     state = fold_all([(0.0, TextDelta("y" * 40)), (1.0, TextDelta("z" * 40))])
-    assert turn_summary(state, model="m") == "m · TTFT 0.00 s · ~20.0 tokens/s"
+    assert turn_summary(state, model="m") == "m · TTFT <1 ms · ~20 tok/s"

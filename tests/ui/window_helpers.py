@@ -1,0 +1,70 @@
+"""Helpers for tests of the whole window: a MainWindow on a chat environment, and waiting
+until the transcript shows a message."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from PySide6.QtWidgets import QApplication
+from shell_helpers import WAIT, ChatEnv, Recorder, chat_env
+
+from flarechat.emulator import EmulatorServer
+from flarechat.ui.main_window import MainWindow
+from flarechat.ui.transcript import MAX_LIVE_MESSAGES, TranscriptView
+
+WORKSPACE_SIGNALS = ("conversations_changed", "search_results", "find_results", "focus_requested")
+POLL_S = 0.02
+
+
+@asynccontextmanager
+async def window(
+    emulator: EmulatorServer, profile: Path
+) -> AsyncIterator[tuple[ChatEnv, MainWindow, Recorder]]:
+    """A shown MainWindow over ``chat_env``, a draft conversation open, the list loaded."""
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    app.setQuitOnLastWindowClosed(False)
+    async with chat_env(emulator, profile) as env:
+        main = MainWindow(chat=env.chat, workspace=env.workspace)
+        seen = Recorder(env.workspace, WORKSPACE_SIGNALS)
+        main.show()
+        env.chat.new_conversation()
+        env.workspace.start()
+        await seen.wait("conversations_changed")
+        try:
+            yield env, main, seen
+        finally:
+            main.close()
+            main.deleteLater()
+
+
+async def until(condition: Callable[[], bool], what: str) -> None:
+    """Let the Qt loop run (pages fill in on its timers) until ``condition`` holds."""
+    deadline = time.monotonic() + WAIT
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(POLL_S)
+
+
+def on_screen(transcript: TranscriptView, message_id: str) -> bool:
+    """The message has a widget and its top is inside the viewport."""
+    view = transcript.view_for(message_id)
+    if view is None or not view.isVisible():
+        return False
+    viewport = transcript.scroll_area.viewport()
+    top = view.mapTo(viewport, view.rect().topLeft()).y()
+    return 0 <= top < viewport.height()
+
+
+async def settled_at(transcript: TranscriptView, message_id: str) -> None:
+    """The transcript finished loading with the message on screen and marked."""
+    await until(lambda: not transcript.is_loading(), "the page to fill in")
+    assert on_screen(transcript, message_id), f"{message_id} is not on screen"
+    frame = transcript.flash_frame(message_id)
+    assert frame is not None, "the message is not marked"
+    assert frame.isVisible(), "the mark is not shown"
+    assert transcript.live_count <= MAX_LIVE_MESSAGES
