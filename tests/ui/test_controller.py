@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -343,6 +344,21 @@ async def test_quit_while_streaming_saves_the_partial_reply(
         stored = (await env.store.load_tree(str(env.chat.current_id))).get(reply_id)
         assert stored.status == "stopped"
         assert stored.content == data.content
+
+
+async def test_quit_right_after_changing_model_and_options_leaves_no_stray_coroutine(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    # The saves are cancelled before they start; a store coroutine created by the caller would
+    # then never be awaited, and the RuntimeWarning fails this test (warnings are errors).
+    async with chat_env(emulator, tmp_path) as env:
+        reply_id = await _send(env)
+        await env.finished(reply_id)
+        env.chat.set_model("@cf/qwen/qwq-32b")
+        env.chat.set_options("Be brief.", {"temperature": 0.2})
+        await env.chat.shutdown()
+    gc.collect()
+    assert not env.chat.running_turns()
 
 
 async def test_a_read_only_database_gives_a_banner_and_the_chat_goes_on(

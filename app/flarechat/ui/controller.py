@@ -97,9 +97,7 @@ class ChatController(TurnBook):
         tree = self.current_tree()
         if tree is not None:
             tree.conversation.model = model
-            if tree.conversation.id in self.writer.stored:
-                update = self.writer.store.update_conversation(tree.conversation.id, model=model)
-                self._jobs.spawn(self.writer.guard(update), name="save-model")
+            self._save_conversation(tree, "save-model", model=model)
         self.model_changed.emit(model)
 
     def set_options(self, system_prompt: str, params: dict[str, Any]) -> None:
@@ -109,11 +107,9 @@ class ChatController(TurnBook):
             return
         tree.conversation.system_prompt = system_prompt
         tree.conversation.params = dict(params)
-        if tree.conversation.id in self.writer.stored:
-            update = self.writer.store.update_conversation(
-                tree.conversation.id, system_prompt=system_prompt, params=dict(params)
-            )
-            self._jobs.spawn(self.writer.guard(update), name="save-options")
+        self._save_conversation(
+            tree, "save-options", system_prompt=system_prompt, params=dict(params)
+        )
 
     # -- sending ---------------------------------------------------------------------------
 
@@ -273,16 +269,17 @@ class ChatController(TurnBook):
         return before
 
     def _save_selection(self, tree: ConversationTree) -> None:
-        if tree.conversation.id in self.writer.stored:
-            save = self._store_selection(tree.conversation.id, dict(tree.selected))
-            self._jobs.spawn(save, name="save-branch")
+        self._save_conversation(tree, "save-branch", selected=dict(tree.selected))
 
-    async def _store_selection(self, conversation_id: str, selected: dict[str | None, str]) -> None:
+    def _save_conversation(self, tree: ConversationTree, job: str, **fields: Any) -> None:
+        """Save some fields of a stored conversation in a kept background job."""
+        if tree.conversation.id in self.writer.stored:
+            self._jobs.spawn(self._update_conversation(tree.conversation.id, fields), name=job)
+
+    async def _update_conversation(self, conversation_id: str, fields: dict[str, Any]) -> None:
         # The store call is made here, not by the caller: a save cancelled at quit before it
-        # started then leaves no coroutine unawaited.
-        await self.writer.guard(
-            self.writer.store.update_conversation(conversation_id, selected=selected)
-        )
+        # started then leaves no coroutine unawaited (a RuntimeWarning at shutdown).
+        await self.writer.guard(self.writer.store.update_conversation(conversation_id, **fields))
 
     # -- the retry banner's actions --------------------------------------------------------
 
