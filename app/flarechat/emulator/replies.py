@@ -74,8 +74,8 @@ def compose(model: str, question: str, *, seed: int, reasoning: bool) -> Reply:
         [
             f"## {title}",
             "",
-            f'You asked: "{echo}". This is the Flarechat emulator answering as `{model}`; '
-            f"in short, {gist}.",
+            f'You asked: "{_sentence(echo)}" This is the Flarechat emulator answering as '
+            f"`{model}`; in short, {gist}.",
             "",
             *[f"- {point}" for point in points],
             "",
@@ -160,3 +160,8 @@ def prompt_tokens(body: dict[str, Any]) -> int:
         texts = [last_user_text(body)]
         overhead = _TOKENS_PER_MESSAGE
     return _TEMPLATE_TOKENS + overhead + sum(len(_WORD.findall(t)) for t in texts)
+
+
+def _sentence(text: str) -> str:
+    """``text`` ending with exactly one full stop, question or exclamation mark."""
+    return text if text.endswith((".", "?", "!")) else f"{text}."

@@ -321,9 +321,18 @@ class EmulatorState:
         return None
 
 
+#: Credentials a caller sent; the control endpoint is unauthenticated, so it never echoes them.
+_CREDENTIAL_HEADERS = frozenset({"authorization", "cf-aig-authorization"})
+_MASKED = "Bearer [REDACTED]"
+
+
 def _jsonable(request: RecordedRequest) -> dict[str, Any]:
     data = asdict(request)
     data["body"] = request.body.decode("utf-8", "replace")
+    data["headers"] = {
+        name: _MASKED if name.lower() in _CREDENTIAL_HEADERS else value
+        for name, value in request.headers.items()
+    }
     return data
 
 

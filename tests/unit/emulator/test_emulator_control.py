@@ -29,12 +29,22 @@ def test_control_endpoint_scripts_faults(emulator: EmulatorServer, http: httpx.C
 def test_control_endpoint_reports_requests_and_is_not_recorded(
     emulator: EmulatorServer, http: httpx.Client
 ) -> None:
-    http.post(run_url(emulator, LLAMA), json=ask("logged"))
-    listed = _control(emulator, action="requests").json()["result"]
+    http.post(
+        run_url(emulator, LLAMA),
+        json=ask("logged"),
+        headers={"cf-aig-authorization": "Bearer gateway-secret"},
+    )
+    response = _control(emulator, action="requests")
+    listed = response.json()["result"]
     assert len(listed) == 1
     assert listed[0]["json"] == ask("logged")
     assert listed[0]["path"].endswith(LLAMA)
-    assert listed[0]["headers"]["authorization"] == "Bearer test-token"
+    # The endpoint is unauthenticated: it never hands credentials back.
+    assert listed[0]["headers"]["authorization"] == "Bearer [REDACTED]"
+    assert listed[0]["headers"]["cf-aig-authorization"] == "Bearer [REDACTED]"
+    assert "test-token" not in response.text
+    assert "gateway-secret" not in response.text
+    assert emulator.state.requests[0].headers["authorization"] == "Bearer test-token"  # in-process
     assert all(r.path != CONTROL_PATH for r in emulator.state.requests)
 
 
