@@ -46,7 +46,9 @@ from flarechat.core.turn import (
     turn_record,
     turn_summary,
 )
+from flarechat.settings import gateway_options as gw
 from flarechat.settings import secrets, validate
+from flarechat.settings.schema import BACKOFFS
 from flarechat.settings.store import SettingsStore
 
 __all__ = ["EXIT_CODES", "build_parser", "exit_code_for", "main"]
@@ -153,6 +155,45 @@ def _add_ask_arguments(ask: argparse.ArgumentParser) -> None:
     )
     ask.add_argument("--skip-cache", action="store_true", help="bypass the AI Gateway cache")
     ask.add_argument("--show-reasoning", action="store_true", help="print reasoning to stderr")
+    _add_gateway_arguments(ask)
+
+
+def _metadata_entry(text: str) -> tuple[str, str]:
+    key, _, value = (part.strip() for part in text.partition("="))
+    problem = gw.validate_metadata_entry(key, value) if "=" in text else "Write it as KEY=VALUE."
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return key, value
+
+
+def _add_gateway_arguments(ask: argparse.ArgumentParser) -> None:
+    group = ask.add_argument_group(
+        "AI Gateway options", "Sent only on a gateway route; they override the saved settings."
+    )
+    attempts = f"{gw.GATEWAY_MAX_ATTEMPTS_MIN} to {gw.GATEWAY_MAX_ATTEMPTS_MAX}"
+    delay = f"at most {gw.GATEWAY_RETRY_DELAY_MAX_MS} ms"
+    valued: tuple[tuple[str, Callable[[str], str | None], Any, str, str], ...] = (
+        ("--cache-key", gw.validate_cache_key, str.strip, "K", "custom cache key"),
+        ("--gateway-timeout", gw.validate_request_timeout_ms, int, "MS", "ms to first byte"),
+        ("--gateway-max-attempts", gw.validate_max_attempts, int, "N", f"attempts, {attempts}"),
+        ("--gateway-retry-delay", gw.validate_retry_delay_ms, int, "MS", f"retry delay, {delay}"),
+    )
+    for flag, check, convert, metavar, help_text in valued:
+        group.add_argument(flag, type=_checked(check, convert), metavar=metavar, help=help_text)
+    group.add_argument(
+        "--metadata",
+        type=_metadata_entry,
+        action="append",
+        metavar="KEY=VALUE",
+        help=f"log this entry with the request; repeat for up to {gw.METADATA_MAX_ENTRIES} "
+        "(replaces the saved metadata)",
+    )
+    group.add_argument(
+        "--collect-log",
+        action=argparse.BooleanOptionalAction,
+        help="have the gateway log this request, or not (default: the gateway's setting)",
+    )
+    group.add_argument("--gateway-backoff", choices=BACKOFFS, help="how gateway retries space out")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -196,7 +237,24 @@ def _apply_flags(profile: Profile, args: argparse.Namespace) -> tuple[Connection
         gateway = replace(gateway, skip_cache=True)
     if args.cache_ttl is not None:
         gateway = replace(gateway, cache_ttl=args.cache_ttl)
-    return conn, gateway
+    return conn, _gateway_flags(gateway, args)
+
+
+def _gateway_flags(gateway: GatewayOptions, args: argparse.Namespace) -> GatewayOptions:
+    flags = {
+        "cache_key": args.cache_key,
+        "collect_log": args.collect_log,
+        "request_timeout_ms": args.gateway_timeout,
+        "max_attempts": args.gateway_max_attempts,
+        "retry_delay_ms": args.gateway_retry_delay,
+        "backoff": args.gateway_backoff,
+    }
+    if args.metadata:
+        metadata = dict(args.metadata)
+        if (problem := gw.validate_metadata(metadata)) is not None:
+            raise ConfigurationError([f"--metadata: {problem}"])
+        flags["metadata"] = metadata
+    return replace(gateway, **{k: v for k, v in flags.items() if v is not None})
 
 
 def _read_prompt(prompt: str) -> str:

@@ -24,6 +24,7 @@ from flarechat.api.config import (
     Secret,
 )
 from flarechat.settings import secrets
+from flarechat.settings.gateway_options import GatewayPrefs
 from flarechat.settings.resolve import ENV_API_TOKEN, resolve
 from flarechat.settings.schema import Settings
 from flarechat.settings.store import SettingsStore
@@ -92,6 +93,8 @@ class ResolvedConfig(Protocol):
     @property
     def request_timeout(self) -> float: ...
     @property
+    def gateway_options(self) -> GatewayPrefs: ...
+    @property
     def problems(self) -> Sequence[str]: ...
     @property
     def is_complete(self) -> bool: ...
@@ -138,7 +141,18 @@ def connection_from(resolved: ResolvedConfig) -> Connection:
 
 def gateway_options_from(resolved: ResolvedConfig) -> GatewayOptions:
     """The per-request AI Gateway options the settings choose (sent only on gateway routes)."""
-    return GatewayOptions(skip_cache=resolved.skip_cache, cache_ttl=resolved.cache_ttl)
+    chosen = resolved.gateway_options
+    return GatewayOptions(
+        skip_cache=resolved.skip_cache,
+        cache_ttl=resolved.cache_ttl,
+        cache_key=chosen.cache_key or None,
+        metadata=dict(chosen.metadata),
+        collect_log=chosen.collect_log,
+        request_timeout_ms=chosen.request_timeout_ms,
+        max_attempts=chosen.max_attempts,
+        retry_delay_ms=chosen.retry_delay_ms,
+        backoff=chosen.backoff or None,
+    )
 
 
 def _to_chat(message: HistoryMessage) -> ChatMessage:

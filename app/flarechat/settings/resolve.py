@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 
 from flarechat.settings import validate
+from flarechat.settings.gateway_options import GatewayPrefs, gateway_prefs
 from flarechat.settings.schema import ENDPOINTS, ROUTES, Settings
 
 __all__ = [
@@ -88,6 +89,8 @@ class Resolved:
     skip_cache: bool
     cache_ttl: int | None
     request_timeout: float
+    #: the other AI Gateway request options (cache key, metadata, log, retries)
+    gateway_options: GatewayPrefs = field(default_factory=GatewayPrefs)
     overridden: frozenset[str] = frozenset()
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -130,6 +133,7 @@ def resolve(
         return from_env
 
     gateway_id = pick(settings.gateway_id, "gateway_id")
+    options, option_warnings = gateway_prefs(settings)
     route = settings.route
     if "gateway_id" in overridden and route == _DIRECT:
         route = _GATEWAY_REST
@@ -147,9 +151,12 @@ def resolve(
         skip_cache=settings.skip_cache,
         cache_ttl=settings.cache_ttl,
         request_timeout=settings.request_timeout,
+        gateway_options=options,
         overridden=frozenset(overridden),
     )
-    return _checked(resolved)
+    checked = _checked(resolved)
+    checked.warnings.extend(option_warnings)
+    return checked
 
 
 def _env_value(env: Mapping[str, str], name: str) -> str | None:

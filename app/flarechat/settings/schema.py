@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["ENDPOINTS", "ROUTES", "SCHEMA_VERSION", "Settings"]
+__all__ = ["BACKOFFS", "ENDPOINTS", "ROUTES", "SCHEMA_VERSION", "Settings"]
 
 SCHEMA_VERSION = 1
 #: The values of ``flarechat.api.config.Route`` / ``Endpoint`` (settings may not import api).
 ROUTES = ("direct", "gateway-rest", "gateway-url")
 ENDPOINTS = ("native", "openai")
+#: AI Gateway retry backoff kinds ("" in Settings = the gateway's default).
+BACKOFFS = ("constant", "linear", "exponential")
 
 
 @dataclass(slots=True)
@@ -28,6 +30,14 @@ class Settings:
     reject_if_busy: bool = False
     skip_cache: bool = False
     cache_ttl: int | None = None  # seconds; None = gateway default
+    #: AI Gateway request options (cf-aig-* headers, gateway routes only); empty = default
+    gateway_cache_key: str = ""
+    gateway_metadata: dict[str, str] = field(default_factory=dict)  # at most 5 entries
+    gateway_collect_log: bool | None = None  # None = the gateway's setting
+    gateway_request_timeout_ms: int | None = None
+    gateway_max_attempts: int | None = None  # 1..5
+    gateway_retry_delay_ms: int | None = None  # 0..5000
+    gateway_backoff: str = ""  # "" | constant | linear | exponential
     default_max_tokens: int = 2048
     default_temperature: float | None = None
     default_system_prompt: str = ""

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from flarechat.paths import atomic_write_text, config_dir
-from flarechat.settings import validate
+from flarechat.settings import gateway_options, validate
 from flarechat.settings.migrations import migrate
 from flarechat.settings.schema import ENDPOINTS, ROUTES, SCHEMA_VERSION, Settings
 
@@ -59,9 +59,25 @@ _VALUE_CHECKS: dict[str, Callable[[Any], str | None]] = {
     "api_base": validate.validate_base_url,
     "gateway_base": validate.validate_base_url,
     "request_timeout": validate.validate_request_timeout,
+    "gateway_cache_key": gateway_options.validate_cache_key,
+    "gateway_metadata": gateway_options.validate_metadata,
+    "gateway_request_timeout_ms": gateway_options.validate_request_timeout_ms,
+    "gateway_max_attempts": gateway_options.validate_max_attempts,
+    "gateway_retry_delay_ms": gateway_options.validate_retry_delay_ms,
+    "gateway_backoff": gateway_options.validate_backoff,
 }
 #: String fields stored trimmed (a pasted account ID often carries a newline).
-_TRIMMED = frozenset({"account_id", "gateway_id", "api_base", "gateway_base", "last_model"})
+_TRIMMED = frozenset(
+    {
+        "account_id",
+        "gateway_id",
+        "api_base",
+        "gateway_base",
+        "last_model",
+        "gateway_cache_key",
+        "gateway_backoff",
+    }
+)
 
 
 class SettingsStore:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import ipaddress
 import math
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 __all__ = [
@@ -20,6 +22,7 @@ __all__ = [
     "MAX_TOKENS_MIN",
     "REQUEST_TIMEOUT_MAX",
     "REQUEST_TIMEOUT_MIN",
+    "SAMPLING_LIMITS",
     "TEMPERATURE_MAX",
     "TEMPERATURE_MIN",
     "TOKEN_MAX_LENGTH",
@@ -33,6 +36,7 @@ __all__ = [
     "validate_gateway_token",
     "validate_max_tokens",
     "validate_request_timeout",
+    "validate_sampling",
     "validate_temperature",
 ]
 
@@ -61,6 +65,27 @@ TEMPERATURE_MIN = 0.0
 TEMPERATURE_MAX = 5.0
 REQUEST_TIMEOUT_MIN = 5.0
 REQUEST_TIMEOUT_MAX = 600.0
+
+
+@dataclass(frozen=True, slots=True)
+class SamplingLimit:
+    """The accepted range of one optional sampling parameter (cloudflare-api.md §2)."""
+
+    label: str
+    integer: bool
+    low: float
+    high: float
+
+
+#: Optional per-conversation sampling parameters, widest range any model accepts.
+SAMPLING_LIMITS: Mapping[str, SamplingLimit] = {
+    "top_p": SamplingLimit("Top-p", integer=False, low=0.0, high=2.0),
+    "top_k": SamplingLimit("Top-k", integer=True, low=1, high=50),
+    "seed": SamplingLimit("Seed", integer=True, low=1, high=9_999_999_999),
+    "repetition_penalty": SamplingLimit("Repetition penalty", integer=False, low=0.0, high=2.0),
+    "frequency_penalty": SamplingLimit("Frequency penalty", integer=False, low=-2.0, high=2.0),
+    "presence_penalty": SamplingLimit("Presence penalty", integer=False, low=-2.0, high=2.0),
+}
 
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost."})
 
@@ -171,6 +196,19 @@ def validate_request_timeout(value: float | str) -> str | None:
         high=REQUEST_TIMEOUT_MAX,
         unit=" seconds",
     )
+
+
+def validate_sampling(name: str, value: float | str | None) -> str | None:
+    """One of ``SAMPLING_LIMITS``; ``None`` or "" means the model's default (not sent)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    limit = SAMPLING_LIMITS[name]
+    if limit.integer:
+        low, high = int(limit.low), int(limit.high)
+        if isinstance(value, float):
+            return f"{limit.label} must be a whole number from {low:,} to {high:,}."
+        return _check_int(value, label=limit.label, low=low, high=high, unit="")
+    return _check_float(value, label=limit.label, low=limit.low, high=limit.high, unit="")
 
 
 def _check_int(value: int | str, *, label: str, low: int, high: int, unit: str) -> str | None:

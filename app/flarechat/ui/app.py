@@ -44,6 +44,8 @@ APP_DISPLAY_NAME = "Flarechat"
 #: Imported at start so the first request does not stall the window 40-60 ms (measured).
 SIGNAL_BUFFER = 64
 PRELOADED_MODULES = ("httpcore", "h11", "anyio", "httpx_sse", "pygments.lexers.python")
+#: The title of the banner listing what start-up repaired or could not do (keychain, files).
+STARTUP_NOTICE_TITLE = "Flarechat found something to check at start-up"
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +130,7 @@ class Session:
         self.workspace.start()
         if problems:
             text = "\n".join(problems)
-            self.window.pane.show_notice("warning", "Flarechat repaired something", text, [])
+            self.window.pane.show_notice("warning", STARTUP_NOTICE_TITLE, text, [])
 
     async def shutdown(self) -> None:
         """Replies (saved as stopped), jobs, the state file, the HTTP client, the store."""

@@ -1,4 +1,4 @@
-"""Per-conversation options: the system prompt, max tokens and temperature of one conversation."""
+"""Per-conversation options: the system prompt and sampling parameters of one conversation."""
 
 from __future__ import annotations
 
@@ -11,13 +11,16 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFormLayout,
     QLabel,
+    QLineEdit,
     QPlainTextEdit,
     QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
+from flarechat.settings.validate import SAMPLING_LIMITS, validate_sampling
 from flarechat.ui.preferences import PARAM_MAX_TOKENS, PARAM_TEMPERATURE
+from flarechat.ui.settings_fields import ErrorLabel
 
 __all__ = ["ConversationDialog"]
 
@@ -28,6 +31,8 @@ TEMPERATURE_STEP = 0.1
 UNSET_TOKENS = 0
 UNSET_TEMPERATURE = -TEMPERATURE_STEP
 DIALOG_MIN_WIDTH = 520
+#: What an empty optional parameter field means: nothing is sent, the model decides.
+MODEL_DEFAULT = "Model default"
 
 
 class ConversationDialog(QDialog):
@@ -35,7 +40,8 @@ class ConversationDialog(QDialog):
 
     Signals:
         options_accepted(str, dict): the system prompt and the parameters (only those set:
-            ``max_tokens``, ``temperature``) when OK is pressed.
+            ``max_tokens``, ``temperature`` and any of ``SAMPLING_LIMITS``) when OK is
+            pressed. OK with an out-of-range value shows why in ``error`` and stays open.
     """
 
     options_accepted = Signal(str, dict)
@@ -67,13 +73,31 @@ class ConversationDialog(QDialog):
         self.temperature.setDecimals(2)
         self.temperature.setSpecialValueText("Default")
         self.temperature.setValue(_float_param(params.get(PARAM_TEMPERATURE)))
+        self.sampling = {name: self._sampling_field(name, params) for name in SAMPLING_LIMITS}
+        self.error = ErrorLabel(self)
+        self.error.setAccessibleName("Problem")
+        self.error.hide()
         self._layout()
+
+    def _sampling_field(self, name: str, params: dict[str, Any]) -> QLineEdit:
+        limit = SAMPLING_LIMITS[name]
+        value = params.get(name)
+        shown = "" if value is None or validate_sampling(name, value) else str(value)
+        edit = QLineEdit(shown, self)
+        edit.setAccessibleName(limit.label)
+        edit.setPlaceholderText(MODEL_DEFAULT)
+        low, high = (int(limit.low), int(limit.high)) if limit.integer else (limit.low, limit.high)
+        edit.setToolTip(f"{low:,} to {high:,}; leave empty for the model's default (not sent).")
+        edit.textEdited.connect(lambda _text: self.error.hide())
+        return edit
 
     def _layout(self) -> None:
         form = QFormLayout()
         form.addRow("System prompt", self.system_prompt)
         form.addRow("Max tokens", self.max_tokens)
         form.addRow("Temperature", self.temperature)
+        for name, edit in self.sampling.items():
+            form.addRow(SAMPLING_LIMITS[name].label, edit)
         note = QLabel("These apply to this conversation only; new chats use Settings.", self)
         note.setObjectName("mutedLabel")
         buttons = QDialogButtonBox(
@@ -90,6 +114,7 @@ class ConversationDialog(QDialog):
         buttons.rejected.connect(self.reject)
         column = QVBoxLayout(self)
         column.addLayout(form)
+        column.addWidget(self.error)
         column.addWidget(note)
         column.addWidget(buttons)
 
@@ -99,9 +124,25 @@ class ConversationDialog(QDialog):
             chosen[PARAM_MAX_TOKENS] = self.max_tokens.value()
         if self.temperature.value() > UNSET_TEMPERATURE / 2:
             chosen[PARAM_TEMPERATURE] = round(self.temperature.value(), 2)
+        for name, edit in self.sampling.items():
+            text = edit.text().strip()
+            if text and validate_sampling(name, text) is None:
+                chosen[name] = int(text) if SAMPLING_LIMITS[name].integer else float(text)
         return chosen
 
+    def problem(self) -> str | None:
+        """The first out-of-range parameter (focused), or None when all are acceptable."""
+        for name, edit in self.sampling.items():
+            if (error := validate_sampling(name, edit.text())) is not None:
+                edit.setFocus()
+                return error
+        return None
+
     def _accept(self) -> None:
+        if (error := self.problem()) is not None:
+            self.error.setText(error)
+            self.error.show()
+            return
         self.options_accepted.emit(self.system_prompt.toPlainText().strip(), self.params())
         self.accept()
 

@@ -11,6 +11,7 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from flarechat.api.config import Connection, Endpoint, GatewayOptions, Route, SamplingParams, Secret
 from flarechat.core.connect import ConfigurationError, connection_from, gateway_options_from
@@ -26,6 +27,7 @@ from flarechat.settings.secrets import (
     SecretStoreUnavailable,
 )
 from flarechat.settings.store import SettingsStore
+from flarechat.settings.validate import SAMPLING_LIMITS, validate_sampling
 
 __all__ = ["DEMO_GATEWAY_ID", "DemoBackend", "Preferences"]
 
@@ -35,6 +37,9 @@ log = logging.getLogger(__name__)
 DEMO_GATEWAY_ID = "demo"
 PARAM_MAX_TOKENS = "max_tokens"
 PARAM_TEMPERATURE = "temperature"
+KEYCHAIN_PROBLEM = (
+    "No system keychain is available ({reason}). Tokens will be kept for this session only."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,11 +89,13 @@ class Preferences:
             self.gateway_token = await secret_api.aget(self.secrets, GATEWAY_TOKEN)
         except SecretStoreUnavailable as exc:
             self._use_session_store(exc)
+        if self.keychain_problem is not None:
+            problems.append(self.keychain_problem)
         return problems
 
     def _use_session_store(self, exc: SecretStoreUnavailable) -> None:
         log.info("keychain unavailable, tokens are session-only: %s", exc.reason)
-        self.keychain_problem = exc.message
+        self.keychain_problem = KEYCHAIN_PROBLEM.format(reason=exc.reason or exc.message)
 
     async def save(self) -> None:
         """Write the settings file (atomic, off the GUI thread)."""
@@ -162,7 +169,8 @@ class Preferences:
         temperature = params.get(PARAM_TEMPERATURE, self.settings.default_temperature)
         if not isinstance(temperature, int | float) or isinstance(temperature, bool):
             temperature = None
-        return SamplingParams(max_tokens=max_tokens, temperature=temperature)
+        optional = {name: _sampling_value(name, params.get(name)) for name in SAMPLING_LIMITS}
+        return SamplingParams(max_tokens=max_tokens, temperature=temperature, **optional)
 
     def route_label(self) -> str:
         """Where requests go, for the status bar: "Direct" or "Gateway <id>"."""
@@ -173,3 +181,12 @@ class Preferences:
         if conn.route is Route.DIRECT:
             return "Direct"
         return f"Gateway {conn.gateway_id}"
+
+
+def _sampling_value(name: str, value: object) -> Any:
+    """A stored optional parameter, or None (not sent) when it is missing or out of range."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if SAMPLING_LIMITS[name].integer and not isinstance(value, int):
+        return None
+    return value if validate_sampling(name, value) is None else None

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from flarechat.settings import gateway_options as gw
 from flarechat.settings import validate as v
 from flarechat.settings.resolve import API_TOKEN_FIELD, ENV_GATEWAY_ID, OVERRIDE_ENV
 from flarechat.settings.schema import Settings
@@ -33,7 +34,10 @@ from flarechat.ui.settings_fields import (
 )
 from flarechat.ui.settings_pages import (
     DIRECT,
+    GATEWAY_TIMEOUT_UNSET,
     GATEWAY_TOKEN_NOTE,
+    MAX_ATTEMPTS_UNSET,
+    RETRY_DELAY_UNSET,
     TEMPERATURE_UNSET,
     TTL_UNSET,
     AccountPage,
@@ -53,6 +57,8 @@ FIELD_LABELS = {
     "gateway_id": "Gateway ID",
     "gateway_token": "Gateway token",
     "cache_ttl": "Cache TTL",
+    "gateway_cache_key": "Cache key",
+    "gateway_metadata": "Metadata",
     "api_base": "API base URL",
     "gateway_base": "Gateway base URL",
 }
@@ -63,6 +69,8 @@ FIELD_TABS = {
     "gateway_id": CONNECTION_TAB,
     "gateway_token": CONNECTION_TAB,
     "cache_ttl": CONNECTION_TAB,
+    "gateway_cache_key": CONNECTION_TAB,
+    "gateway_metadata": CONNECTION_TAB,
     "api_base": ADVANCED_TAB,
     "gateway_base": ADVANCED_TAB,
 }
@@ -139,6 +147,7 @@ class SettingsForm(QWidget):
         self.gateway_id, self.gateway_row = c.gateway_id, c.gateway_row
         self.gateway_token, self.gateway_token_row = c.gateway_token, c.gateway_token_row
         self.cache_ttl, self.cache_ttl_row = c.cache_ttl, c.cache_ttl_row
+        self.gateway_options = c.options
         self.max_tokens, self.temperature = g.max_tokens, g.temperature
         self.system_prompt = g.system_prompt
         self.api_base, self.api_base_row = adv.api_base, adv.api_base_row
@@ -161,6 +170,22 @@ class SettingsForm(QWidget):
         self.api_base.setText(s.api_base)
         self.gateway_base.setText(s.gateway_base)
         self.request_timeout.setValue(s.request_timeout)
+        self._populate_gateway_options(s)
+
+    def _populate_gateway_options(self, s: Settings) -> None:
+        o = self.gateway_options
+        o.cache_key.setText(s.gateway_cache_key)
+        o.metadata.setText(gw.format_metadata(s.gateway_metadata))
+        o.set_collect_log(s.gateway_collect_log)
+        self._select(o.backoff, s.gateway_backoff)
+        timeout, attempts, delay = (
+            s.gateway_request_timeout_ms,
+            s.gateway_max_attempts,
+            s.gateway_retry_delay_ms,
+        )
+        o.request_timeout.setValue(GATEWAY_TIMEOUT_UNSET if timeout is None else timeout)
+        o.max_attempts.setValue(MAX_ATTEMPTS_UNSET if attempts is None else attempts)
+        o.retry_delay.setValue(RETRY_DELAY_UNSET if delay is None else delay)
 
     @staticmethod
     def _select(combo: QComboBox, value: str) -> None:
@@ -193,7 +218,15 @@ class SettingsForm(QWidget):
             self.route_row.set_note(f"Set by {ENV_GATEWAY_ID}")
 
     def _connect(self) -> None:
-        for edit in (self.account_id, self.gateway_id, self.api_base, self.gateway_base):
+        options = self.gateway_options
+        for edit in (
+            self.account_id,
+            self.gateway_id,
+            self.api_base,
+            self.gateway_base,
+            options.cache_key,
+            options.metadata,
+        ):
             edit.textChanged.connect(self.changed)
         for token in (self.api_token, self.gateway_token):
             token.edited.connect(self.changed)
@@ -241,6 +274,8 @@ class SettingsForm(QWidget):
             ("gateway_id", self.gateway_row),
             ("gateway_token", self.gateway_token_row),
             ("cache_ttl", self.cache_ttl_row),
+            ("gateway_cache_key", self.gateway_options.cache_key_row),
+            ("gateway_metadata", self.gateway_options.metadata_row),
         ]
         if not self.connection.uses_gateway():
             return [(field, row, None) for field, row in rows]
@@ -249,6 +284,8 @@ class SettingsForm(QWidget):
             self._check(self.gateway_id, v.validate_gateway_id, required=True),
             _check_token(self.gateway_token, v.validate_gateway_token),
             v.validate_cache_ttl(None if ttl == TTL_UNSET else ttl),
+            gw.validate_cache_key(self.gateway_options.cache_key.text()),
+            gw.parse_metadata(self.gateway_options.metadata.text())[1],
         ]
         return [(field, row, msg) for (field, row), msg in zip(rows, messages, strict=True)]
 
@@ -280,7 +317,7 @@ class SettingsForm(QWidget):
         s, kept = self._settings, self._overridden
         ttl = self.cache_ttl.value()
         temperature = self.temperature.value()
-        return dataclasses.replace(
+        settings = dataclasses.replace(
             s,
             account_id=s.account_id if "account_id" in kept else self.account_id_value(),
             route=s.route if "route" in kept else str(self.route.currentData()),
@@ -296,6 +333,27 @@ class SettingsForm(QWidget):
             gateway_base=s.gateway_base if "gateway_base" in kept else self._gateway_base(),
             request_timeout=self.request_timeout.value(),
             ui_state=dict(s.ui_state),
+        )
+        return self._with_gateway_options(settings)
+
+    def _with_gateway_options(self, settings: Settings) -> Settings:
+        """The Gateway options group's values (a field that does not validate keeps its own)."""
+        o = self.gateway_options
+        metadata, metadata_error = gw.parse_metadata(o.metadata.text())
+        timeout, attempts, delay = (
+            o.request_timeout.value(),
+            o.max_attempts.value(),
+            o.retry_delay.value(),
+        )
+        return dataclasses.replace(
+            settings,
+            gateway_cache_key=o.cache_key.text().strip(),
+            gateway_metadata=settings.gateway_metadata if metadata_error else metadata,
+            gateway_collect_log=o.collect_log_value(),
+            gateway_request_timeout_ms=None if timeout == GATEWAY_TIMEOUT_UNSET else timeout,
+            gateway_max_attempts=None if attempts == MAX_ATTEMPTS_UNSET else attempts,
+            gateway_retry_delay_ms=None if delay <= RETRY_DELAY_UNSET else delay,
+            gateway_backoff=str(o.backoff.currentData()),
         )
 
     def _gateway_base(self) -> str:

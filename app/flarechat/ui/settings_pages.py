@@ -7,15 +7,19 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFormLayout,
+    QGroupBox,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
+    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
+from flarechat.settings import gateway_options as gw
 from flarechat.settings import validate as v
 from flarechat.settings.resolve import DEFAULT_API_BASE, DEFAULT_GATEWAY_BASE
+from flarechat.settings.schema import BACKOFFS
 from flarechat.ui.settings_fields import (
     FieldRow,
     TokenField,
@@ -35,6 +39,7 @@ __all__ = [
     "AccountPage",
     "AdvancedPage",
     "ConnectionPage",
+    "GatewayOptionsGroup",
     "GenerationPage",
 ]
 
@@ -80,6 +85,27 @@ TTL_STEP = 60
 TEMPERATURE_UNSET = v.TEMPERATURE_MIN - TEMPERATURE_STEP
 TTL_UNSET = 0
 ACCOUNT_ID_MAX_CHARS = 64
+GATEWAY_DEFAULT = "Gateway default"
+#: Collect log choices; "default" (None in Settings) = the gateway's own logging setting.
+COLLECT_LOG_DEFAULT, COLLECT_LOG_ON, COLLECT_LOG_OFF = "default", "on", "off"
+COLLECT_LOG_CHOICES = (
+    (COLLECT_LOG_DEFAULT, GATEWAY_DEFAULT),
+    (COLLECT_LOG_ON, "On: log this app's requests"),
+    (COLLECT_LOG_OFF, "Off: don't log this app's requests"),
+)
+BACKOFF_CHOICES = (("", GATEWAY_DEFAULT), *((kind, kind.capitalize()) for kind in BACKOFFS))
+#: Spin-box values shown as "Gateway default" (nothing sent).
+GATEWAY_TIMEOUT_UNSET = 0
+GATEWAY_TIMEOUT_STEP = 1000
+MAX_ATTEMPTS_UNSET = 0
+RETRY_DELAY_STEP = 100
+RETRY_DELAY_UNSET = -RETRY_DELAY_STEP
+METADATA_NOTE = (
+    f"Up to {gw.METADATA_MAX_ENTRIES} entries logged with each request, written "
+    "key=value, key=value."
+)
+CACHE_KEY_NOTE = "Requests with the same key share one cached answer."
+RETRY_NOTE = "Retries the gateway makes itself when Workers AI fails (before any reply)."
 
 
 def _heading(text: str) -> QLabel:
@@ -175,6 +201,8 @@ class ConnectionPage(QWidget):
         self.cache_ttl_row = FieldRow(self.cache_ttl, compact=True)
         form.addRow("Cache TTL:", self.cache_ttl_row)
         self.cache_ttl.valueChanged.connect(self._on_cache_ttl_changed)
+        self.options = GatewayOptionsGroup()
+        form.addRow(self.options)
 
     def uses_gateway(self) -> bool:
         return bool(self.route.currentData() != DIRECT)
@@ -182,7 +210,9 @@ class ConnectionPage(QWidget):
     def sync_gateway_fields(self) -> None:
         """Enable the gateway fields (and their labels) only on a gateway route."""
         enabled = self.uses_gateway()
-        for row in (self.gateway_row, self.gateway_token_row, self.skip_cache, self.cache_ttl_row):
+        rows = (self.gateway_row, self.gateway_token_row, self.skip_cache, self.cache_ttl_row)
+        self.options.setEnabled(enabled)
+        for row in rows:
             row.setEnabled(enabled)
             label = self._form.labelForField(row)
             if label is not None:
@@ -194,6 +224,57 @@ class ConnectionPage(QWidget):
             self.cache_ttl_row.set_note("The gateway's own cache setting applies.")
         else:
             self.cache_ttl_row.set_note(f"Cached answers are kept for {format_duration(seconds)}.")
+
+
+class GatewayOptionsGroup(QGroupBox):
+    """Cache key, metadata, logging and the gateway's own retries (gateway routes only)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Gateway options", parent)
+        self.setAccessibleName("Gateway options")
+        form = QFormLayout(self)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.cache_key = _line_edit("Cache key", placeholder=GATEWAY_DEFAULT)
+        self.cache_key_row = FieldRow(self.cache_key, note=CACHE_KEY_NOTE)
+        form.addRow("Cache key:", self.cache_key_row)
+        self.metadata = _line_edit("Metadata", placeholder="team=docs, ticket=42")
+        self.metadata_row = FieldRow(self.metadata, note=METADATA_NOTE)
+        form.addRow("Metadata:", self.metadata_row)
+        self.collect_log = _combo(COLLECT_LOG_CHOICES, "Collect log")
+        form.addRow("Collect log:", self.collect_log)
+        self.request_timeout = self._spin(
+            "Gateway request timeout", GATEWAY_TIMEOUT_UNSET, gw.GATEWAY_REQUEST_TIMEOUT_MAX_MS
+        )
+        self.request_timeout.setSingleStep(GATEWAY_TIMEOUT_STEP)
+        form.addRow("Request timeout:", FieldRow(self.request_timeout, compact=True))
+        self.max_attempts = self._spin(
+            "Max attempts", MAX_ATTEMPTS_UNSET, gw.GATEWAY_MAX_ATTEMPTS_MAX, suffix=""
+        )
+        form.addRow("Max attempts:", FieldRow(self.max_attempts, note=RETRY_NOTE, compact=True))
+        self.retry_delay = self._spin(
+            "Retry delay", RETRY_DELAY_UNSET, gw.GATEWAY_RETRY_DELAY_MAX_MS
+        )
+        self.retry_delay.setSingleStep(RETRY_DELAY_STEP)
+        form.addRow("Retry delay:", FieldRow(self.retry_delay, compact=True))
+        self.backoff = _combo(BACKOFF_CHOICES, "Backoff")
+        form.addRow("Backoff:", self.backoff)
+
+    def collect_log_value(self) -> bool | None:
+        chosen = self.collect_log.currentData()
+        return None if chosen == COLLECT_LOG_DEFAULT else chosen == COLLECT_LOG_ON
+
+    def set_collect_log(self, value: bool | None) -> None:
+        chosen = (
+            COLLECT_LOG_DEFAULT if value is None else (COLLECT_LOG_ON if value else COLLECT_LOG_OFF)
+        )
+        self.collect_log.setCurrentIndex(max(self.collect_log.findData(chosen), 0))
+
+    @staticmethod
+    def _spin(name: str, unset: int, high: int, *, suffix: str = " ms") -> QSpinBox:
+        spin = make_spin(low=unset, high=high, suffix=suffix)
+        spin.setSpecialValueText(GATEWAY_DEFAULT)
+        spin.setAccessibleName(name)
+        return spin
 
 
 class GenerationPage(QWidget):
