@@ -8,6 +8,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtWidgets import QApplication
 from shell_helpers import WAIT, ChatEnv, Recorder, chat_env
@@ -22,13 +23,14 @@ POLL_S = 0.02
 
 @asynccontextmanager
 async def window(
-    emulator: EmulatorServer, profile: Path
+    emulator: EmulatorServer, profile: Path, **options: Any
 ) -> AsyncIterator[tuple[ChatEnv, MainWindow, Recorder]]:
-    """A shown MainWindow over ``chat_env``, a draft conversation open, the list loaded."""
+    """A shown MainWindow over ``chat_env`` (``options`` go to it: policy, read_only, settings),
+    a draft conversation open, the list loaded."""
     app = QApplication.instance()
     assert isinstance(app, QApplication)
     app.setQuitOnLastWindowClosed(False)
-    async with chat_env(emulator, profile) as env:
+    async with chat_env(emulator, profile, **options) as env:
         main = MainWindow(chat=env.chat, workspace=env.workspace)
         seen = Recorder(env.workspace, WORKSPACE_SIGNALS)
         main.show()

@@ -24,6 +24,7 @@ __all__ = ["ChatPane"]
 EDITING_TITLE = "Editing an earlier message"
 EDITING_TEXT = "Sending makes a new branch; the original stays available with \u2039 \u203a."
 CANCEL_EDIT = ("cancel_edit", "Cancel edit")
+STORE_PROBLEM_TITLE = "Can't save to the chat database"
 BANNER_MARGIN_PX = 12
 
 
@@ -57,6 +58,7 @@ class ChatPane(QWidget):
         self.retry_banner.setAccessibleName("Capacity notice")
         self.edit_strip.setAccessibleName("Editing notice")
         self._banner_message: str | None = None  # the reply the banners are about
+        self._store_problem: str | None = None  # the database's failure, until dismissed
         self._chat: ChatController | None = None
         column = QVBoxLayout(self)
         column.setContentsMargins(0, 0, 0, 0)
@@ -68,6 +70,7 @@ class ChatPane(QWidget):
             column.addWidget(widget)
         column.setContentsMargins(BANNER_MARGIN_PX, 0, BANNER_MARGIN_PX, BANNER_MARGIN_PX)
         self.demo_strip.settings_requested.connect(self.settings_requested)
+        self.notice_banner.dismissed.connect(self._on_notice_dismissed)
 
     @property
     def chat(self) -> ChatController:
@@ -233,9 +236,11 @@ class ChatPane(QWidget):
             self.clear_banners()
 
     def clear_banners(self) -> None:
+        """Hide the banners about a reply; the database problem stays until dismissed."""
         self._banner_message = None
         self.retry_banner.hide()
         self.notice_banner.hide()
+        self._show_store_problem()
 
     def on_notice_action(self, action: str) -> None:
         chat, target = self.chat, self._banner_message
@@ -267,7 +272,18 @@ class ChatPane(QWidget):
             self.edit_strip.hide()
 
     def on_store_problem(self, text: str) -> None:
-        self.notice_banner.show("error", "Can't save to the chat database", text, [])
+        """The database failed (said once per problem): the banner stays up, across replies,
+        until the user dismisses it, since nothing new is saved meanwhile."""
+        self._store_problem = text
+        self._show_store_problem()
+
+    def _show_store_problem(self) -> None:
+        if self._store_problem is not None:
+            self.notice_banner.show("error", STORE_PROBLEM_TITLE, self._store_problem, [])
+
+    def _on_notice_dismissed(self) -> None:
+        if self.notice_banner.title == STORE_PROBLEM_TITLE:
+            self._store_problem = None
 
     def show_notice(self, kind: str, title: str, text: str, actions: list[tuple[str, str]]) -> None:
         self.notice_banner.show(kind, title, text, actions)

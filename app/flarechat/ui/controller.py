@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from flarechat.api.errors import CapacityExceeded, ModelUnavailable
 from flarechat.core.conversation import (
     ROLE_ASSISTANT,
     ROLE_USER,
@@ -20,13 +21,17 @@ from flarechat.core.conversation import (
 )
 from flarechat.core.store import StoreError
 from flarechat.ui import presenting
-from flarechat.ui.reply import CANCEL_RETRY, STOP
+from flarechat.ui.reply import CANCEL_RETRY, REQUEUE, STOP, Reply
 from flarechat.ui.turn_book import TurnBook
 
 __all__ = ["CONTINUE_PROMPT", "ChatController"]
 
 #: The user message a "Continue" click sends after a reply stopped at max_tokens.
 CONTINUE_PROMPT = "Continue exactly where you stopped."
+#: The error kind of Workers AI being at capacity (429 / 3040): the retry banner's case.
+CAPACITY = CapacityExceeded.kind
+#: Failures another model can fix: picking one (Switch model…) sends the reply again with it.
+SWITCHABLE_FAILURES = frozenset({CapacityExceeded.kind, ModelUnavailable.kind})
 
 
 class ChatController(TurnBook):
@@ -91,7 +96,11 @@ class ChatController(TurnBook):
         await asyncio.gather(*(self._cancel(m, STOP) for m in ids))
 
     def set_model(self, model: str) -> None:
-        """Use ``model`` for the current conversation (saved with it) and as the last used."""
+        """Use ``model`` for the current conversation (saved with it) and as the last used.
+
+        A reply of this conversation held up by capacity moves to ``model`` at once (the retry
+        banner's Switch model…): see ``_move_capacity_reply``.
+        """
         self._prefs.settings.last_model = model
         self._jobs.spawn(self._prefs.save(), name="save-settings")
         tree = self.current_tree()
@@ -99,6 +108,28 @@ class ChatController(TurnBook):
             tree.conversation.model = model
             self._save_conversation(tree, "save-model", model=model)
         self.model_changed.emit(model)
+        if tree is not None:
+            self._move_capacity_reply(tree, model)
+
+    def _move_capacity_reply(self, tree: ConversationTree, model: str) -> None:
+        """Send the reply waiting to retry on capacity (or whose retry budget is spent, or that
+        failed because its model is unavailable) again at once with ``model``: the pending
+        retries end, the same message gets a new attempt, and its stored model and request
+        record become the new ones. Nothing else changes."""
+        reply = self._retrying_here()
+        retry = reply.state.last_retry if reply is not None else None
+        if reply is not None and retry is not None:
+            if retry.error.kind == CAPACITY and reply.request.model != model:
+                reply.message.model = model
+                self._requeue(reply, reject_if_busy=None)
+            return
+        failed = self._failed_here()
+        if failed is None or failed not in tree:
+            return
+        message = tree.get(failed)
+        if (message.error or {}).get("kind") in SWITCHABLE_FAILURES and message.model != model:
+            message.model = model
+            self._rerun(failed, reject_if_busy=None)
 
     def set_options(self, system_prompt: str, params: dict[str, Any]) -> None:
         """The current conversation's system prompt and parameters (saved with it)."""
@@ -295,7 +326,7 @@ class ChatController(TurnBook):
         """Send the reply again once with "Reject if busy" off: wait in Cloudflare's queue."""
         reply = self._retrying_here()
         if reply is not None:
-            self._jobs.spawn(self._requeue(reply), name="wait-in-queue")
+            self._requeue(reply, reject_if_busy=False)
         elif (failed := self._failed_here()) is not None:
             self._rerun(failed, reject_if_busy=False)
 
@@ -319,6 +350,36 @@ class ChatController(TurnBook):
             self.regenerate(target)
         else:
             self._rerun(target, reject_if_busy=None)
+
+    def _requeue(self, reply: Reply, *, reject_if_busy: bool | None) -> None:
+        """Send a reply waiting to retry again at once (Wait in queue, Switch model…). Its task
+        is cancelled now, while it has no text; a switched model shows the reply anew."""
+        task = self._tasks.get(reply.message.id)
+        if task is None:
+            return
+        reply.outcome = REQUEUE
+        task.cancel()
+        self._jobs.spawn(
+            self._resend(task, reply, reject_if_busy=reject_if_busy), name="requeue-reply"
+        )
+
+    async def _resend(
+        self, task: asyncio.Task[None], reply: Reply, *, reject_if_busy: bool | None
+    ) -> None:
+        await asyncio.gather(task, return_exceptions=True)
+        message = reply.message
+        if reply.banner_shown:
+            reply.banner_shown = False
+            self.retry_cleared.emit(message.id)
+        tree = self._trees.get(reply.conversation_id)
+        if tree is None or message.id in self._tasks:
+            return
+        switched = message.model != reply.request.model
+        if switched:
+            self.path_changed.emit(tree.conversation.id, message.id, [])
+        self._start(message, self._rerun_flow(tree, message, reject_if_busy=reject_if_busy))
+        if switched:
+            self.turn_started.emit(tree.conversation.id, message.id)
 
     def _rerun(self, message_id: str, *, reject_if_busy: bool | None) -> None:
         tree = self.current_tree()

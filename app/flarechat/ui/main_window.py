@@ -10,7 +10,6 @@ from functools import partial
 from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import (
-    QApplication,
     QLabel,
     QMainWindow,
     QPushButton,
@@ -21,7 +20,8 @@ from PySide6.QtWidgets import (
 )
 
 from flarechat.paths import config_dir, profile_dir
-from flarechat.ui import window_dialogs
+from flarechat.ui import text_commands, window_dialogs
+from flarechat.ui.accessible import name_internal_buttons
 from flarechat.ui.chat_pane import ChatPane
 from flarechat.ui.controller import ChatController
 from flarechat.ui.icons import APP_ICON, icon
@@ -45,6 +45,7 @@ SIDEBAR_WIDTH = 260
 ZOOM_STEP = 1.1
 ZOOM_LIMITS = (0.6, 2.0)
 STATE_GEOMETRY, STATE_SPLITTER, STATE_ZOOM = "geometry", "splitter", "zoom"
+QUIT_FALLBACK = "Ctrl+Q"
 
 
 class MainWindow(QMainWindow):
@@ -78,6 +79,7 @@ class MainWindow(QMainWindow):
         self._wire()
         self.resize(*DEFAULT_SIZE)
         self._update_title()
+        name_internal_buttons(self)
 
     # -- layout ----------------------------------------------------------------------------
 
@@ -107,13 +109,16 @@ class MainWindow(QMainWindow):
         *,
         shortcut: QKeySequence.StandardKey | str | None = None,
         icon_name: str = "",
+        fallback: str = "",
     ) -> QAction:
+        """A window action; ``fallback``: the keys where the platform has none for the
+        standard key (Quit has none on Windows nor on Qt's generic Linux theme)."""
         action = QAction(text, self)
         if icon_name:
             action.setIcon(icon(icon_name))
         if isinstance(shortcut, QKeySequence.StandardKey):
             keys = QKeySequence.keyBindings(shortcut)
-            action.setShortcuts(keys)
+            action.setShortcuts(keys or ([QKeySequence(fallback)] if fallback else []))
         elif isinstance(shortcut, str):
             action.setShortcut(QKeySequence(shortcut))
         hint = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
@@ -182,14 +187,17 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self._action("Export all conversations…", self.ask_export_all))
         file_menu.addAction(self._action("Import conversations…", self.ask_import))
         file_menu.addSeparator()
-        file_menu.addAction(self._action("Quit", self.close, shortcut=keys.Quit))
+        file_menu.addAction(
+            self._action("Quit", self.close, shortcut=keys.Quit, fallback=QUIT_FALLBACK)
+        )
         self._build_edit_menu()
         self._build_view_and_help_menus()
 
     def _build_edit_menu(self) -> None:
         keys = QKeySequence.StandardKey
         edit = self.menuBar().addMenu("&Edit")
-        edit.addAction(self._action("Copy", self.copy_selection, shortcut=keys.Copy))
+        self.text_actions = text_commands.TextActions(edit, self._action)
+        edit.addSeparator()
         edit.addAction(
             self._action("Find in conversation…", self.pane.find_bar.open_bar, shortcut=keys.Find)
         )
@@ -334,13 +342,6 @@ class MainWindow(QMainWindow):
 
     def ask_import(self) -> None:
         window_dialogs.ask_import(self, self.workspace)
-
-    def copy_selection(self) -> None:
-        widget = QApplication.focusWidget()
-        if isinstance(widget, QLabel) and widget.hasSelectedText():
-            QApplication.clipboard().setText(widget.selectedText())
-        elif widget is not None and hasattr(widget, "copy"):
-            widget.copy()
 
     def toggle_sidebar(self) -> None:
         self.sidebar.setVisible(self.sidebar_action.isChecked())

@@ -149,9 +149,10 @@ class Sidebar(QWidget):
 
     def _build(self) -> None:
         self.search_field.setPlaceholderText("Search all conversations")
-        self.search_field.addAction(
+        search = self.search_field.addAction(
             icon("search", role="muted"), QLineEdit.ActionPosition.LeadingPosition
         )
+        search.setText("Search")  # names its button for screen readers; only the icon shows
         self.new_button.setIcon(icon("new-chat"))
         self.search_field.setClearButtonEnabled(True)
         self.search_field.setAccessibleName("Search all conversations")

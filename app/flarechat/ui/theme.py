@@ -17,6 +17,7 @@ __all__ = [
     "apply_theme",
     "current_palette",
     "fill_rounded",
+    "follow_system_scheme",
     "monospace_family",
     "mute",
     "named",
@@ -159,13 +160,13 @@ class _ThemeState:
     following_system: bool = False
 
 
-def system_scheme() -> Scheme:
-    """The platform's light/dark preference; falls back to the palette's lightness."""
-    hints = QGuiApplication.styleHints()
-    scheme = hints.colorScheme()
-    if scheme == Qt.ColorScheme.Dark:
+def system_scheme(scheme: Qt.ColorScheme | None = None) -> Scheme:
+    """The platform's light/dark preference: ``scheme`` (a value colorSchemeChanged reported)
+    or else the current style hint; Unknown falls back to the palette's lightness."""
+    value = QGuiApplication.styleHints().colorScheme() if scheme is None else scheme
+    if value == Qt.ColorScheme.Dark:
         return "dark"
-    if scheme == Qt.ColorScheme.Light:
+    if value == Qt.ColorScheme.Light:
         return "light"
     window = QGuiApplication.palette().color(QPalette.ColorRole.Window)
     return "dark" if window.lightness() < DARK_LIGHTNESS_THRESHOLD else "light"
@@ -184,7 +185,7 @@ def apply_theme(app: QApplication, scheme: Scheme | None = None) -> Palette:
     """Install Fusion and the palette; ``scheme=None`` follows the system scheme live."""
     _ThemeState.override = scheme
     if not _ThemeState.following_system:
-        app.styleHints().colorSchemeChanged.connect(_on_system_scheme_changed)
+        app.styleHints().colorSchemeChanged.connect(follow_system_scheme)
         _ThemeState.following_system = True
     if app.style().name().lower() != STYLE_NAME.lower():
         app.setStyle(STYLE_NAME)
@@ -193,10 +194,19 @@ def apply_theme(app: QApplication, scheme: Scheme | None = None) -> Palette:
     return palette
 
 
-def _on_system_scheme_changed(_scheme: Qt.ColorScheme) -> None:
+def follow_system_scheme(scheme: Qt.ColorScheme) -> Palette | None:
+    """The system switched light/dark (QStyleHints.colorSchemeChanged is connected here):
+    install the matching palette, unless apply_theme was given a fixed scheme. Returns the
+    palette installed, or None when nothing changed. The reported value is used, not the
+    hint read back: some platforms update the hint after the signal."""
     app = QApplication.instance()
-    if _ThemeState.override is None and isinstance(app, QApplication):
-        _install(app, _PALETTES[system_scheme()])
+    if _ThemeState.override is not None or not isinstance(app, QApplication):
+        return None
+    if scheme == Qt.ColorScheme.Unknown:
+        return None  # no preference: keep what is on screen
+    palette = _PALETTES[system_scheme(scheme)]
+    _install(app, palette)
+    return palette
 
 
 def _install(app: QApplication, palette: Palette) -> None:

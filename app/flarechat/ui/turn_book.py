@@ -28,7 +28,7 @@ from flarechat.core.turn import ChatStreamer, RetryScheduled, TurnState
 from flarechat.ui import presenting
 from flarechat.ui.message_view import MessageData
 from flarechat.ui.preferences import Preferences
-from flarechat.ui.reply import REQUEUE, STOP, Reply, ReplyRunner, StoreWriter
+from flarechat.ui.reply import STOP, Reply, ReplyRunner, StoreWriter
 from flarechat.ui.tasks import TaskKeeper
 
 __all__ = ["TurnBook"]
@@ -274,15 +274,6 @@ class TurnBook(QObject):
             raise
         if reply is not None:
             await self._run(reply)
-
-    async def _requeue(self, reply: Reply) -> None:
-        await self._cancel(reply.message.id, REQUEUE)
-        if reply.banner_shown:
-            reply.banner_shown = False
-            self.retry_cleared.emit(reply.message.id)
-        tree = self._trees.get(reply.conversation_id)
-        if tree is not None:
-            self._start(reply.message, self._rerun_flow(tree, reply.message, reject_if_busy=False))
 
     def stop(self, message_id: str | None = None) -> None:
         """Stop a reply (default: the current conversation's); its text so far is kept."""
