@@ -46,12 +46,13 @@ def test_the_group_is_enabled_only_on_a_gateway_route(qtbot: QtBot) -> None:
         group.retry_delay,
         group.backoff,
     ]
-    assert group.title() == "Gateway options"
+    assert group.heading.text() == "Gateway options"
     assert not any(field.isEnabled() for field in fields)
     form.route.setCurrentIndex(form.route.findData("gateway-url"))
     assert all(field.isEnabled() for field in fields)
     form.route.setCurrentIndex(form.route.findData("direct"))
-    assert not group.isEnabled()
+    assert not any(field.isEnabled() for field in fields)
+    assert not group.heading.isEnabled()
 
 
 def test_saved_options_are_shown_and_read_back_unchanged(qtbot: QtBot) -> None:

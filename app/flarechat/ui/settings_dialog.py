@@ -181,9 +181,24 @@ class SettingsDialog(QDialog):
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
+        self._fit_height()
         if not self._loaded:
             self._loaded = True
             self._spawn(self._load_tokens())
+
+    def _fit_height(self) -> None:
+        """Grow to the height the wrapped notes need at this width, within the screen.
+
+        Qt opens a window at its plain size hint capped to 2/3 of the screen, floored at a
+        minimum that ignores height-for-width; the notes (the only rows that can shrink)
+        then get clipped.
+        """
+        needed = self.heightForWidth(self.width())
+        screen = self.screen()
+        if screen is not None:
+            needed = min(needed, screen.availableGeometry().height())
+        if needed > self.height():
+            self.resize(self.width(), needed)
 
     # -- keychain ---------------------------------------------------------------------------
     def _token_fields(self) -> tuple[tuple[str, TokenField], ...]:

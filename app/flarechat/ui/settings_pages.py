@@ -7,7 +7,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFormLayout,
-    QGroupBox,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
@@ -39,7 +38,7 @@ __all__ = [
     "AccountPage",
     "AdvancedPage",
     "ConnectionPage",
-    "GatewayOptionsGroup",
+    "GatewayOptionsRows",
     "GenerationPage",
 ]
 
@@ -201,8 +200,7 @@ class ConnectionPage(QWidget):
         self.cache_ttl_row = FieldRow(self.cache_ttl, compact=True)
         form.addRow("Cache TTL:", self.cache_ttl_row)
         self.cache_ttl.valueChanged.connect(self._on_cache_ttl_changed)
-        self.options = GatewayOptionsGroup()
-        form.addRow(self.options)
+        self.options = GatewayOptionsRows(form)
 
     def uses_gateway(self) -> bool:
         return bool(self.route.currentData() != DIRECT)
@@ -211,7 +209,7 @@ class ConnectionPage(QWidget):
         """Enable the gateway fields (and their labels) only on a gateway route."""
         enabled = self.uses_gateway()
         rows = (self.gateway_row, self.gateway_token_row, self.skip_cache, self.cache_ttl_row)
-        self.options.setEnabled(enabled)
+        self.options.set_enabled(enabled)
         for row in rows:
             row.setEnabled(enabled)
             label = self._form.labelForField(row)
@@ -226,14 +224,19 @@ class ConnectionPage(QWidget):
             self.cache_ttl_row.set_note(f"Cached answers are kept for {format_duration(seconds)}.")
 
 
-class GatewayOptionsGroup(QGroupBox):
-    """Cache key, metadata, logging and the gateway's own retries (gateway routes only)."""
+class GatewayOptionsRows:
+    """Cache key, metadata, logging and the gateway's own retries (gateway routes only).
 
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Gateway options", parent)
-        self.setAccessibleName("Gateway options")
-        form = QFormLayout(self)
-        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+    A headed section of the Connection page's own form, like "AI Gateway" above it. A nested
+    QGroupBox layout sized the rows' wrapped notes at a stale width and squeezed the fields.
+    """
+
+    TITLE = "Gateway options"
+
+    def __init__(self, form: QFormLayout) -> None:
+        self._form = form
+        self.heading = _heading(self.TITLE)
+        form.addRow(self.heading)
         self.cache_key = _line_edit("Cache key", placeholder=GATEWAY_DEFAULT)
         self.cache_key_row = FieldRow(self.cache_key, note=CACHE_KEY_NOTE)
         form.addRow("Cache key:", self.cache_key_row)
@@ -246,18 +249,39 @@ class GatewayOptionsGroup(QGroupBox):
             "Gateway request timeout", GATEWAY_TIMEOUT_UNSET, gw.GATEWAY_REQUEST_TIMEOUT_MAX_MS
         )
         self.request_timeout.setSingleStep(GATEWAY_TIMEOUT_STEP)
-        form.addRow("Request timeout:", FieldRow(self.request_timeout, compact=True))
+        self.request_timeout_row = FieldRow(self.request_timeout, compact=True)
+        form.addRow("Request timeout:", self.request_timeout_row)
         self.max_attempts = self._spin(
             "Max attempts", MAX_ATTEMPTS_UNSET, gw.GATEWAY_MAX_ATTEMPTS_MAX, suffix=""
         )
-        form.addRow("Max attempts:", FieldRow(self.max_attempts, note=RETRY_NOTE, compact=True))
+        self.max_attempts_row = FieldRow(self.max_attempts, note=RETRY_NOTE, compact=True)
+        form.addRow("Max attempts:", self.max_attempts_row)
         self.retry_delay = self._spin(
             "Retry delay", RETRY_DELAY_UNSET, gw.GATEWAY_RETRY_DELAY_MAX_MS
         )
         self.retry_delay.setSingleStep(RETRY_DELAY_STEP)
-        form.addRow("Retry delay:", FieldRow(self.retry_delay, compact=True))
+        self.retry_delay_row = FieldRow(self.retry_delay, compact=True)
+        form.addRow("Retry delay:", self.retry_delay_row)
         self.backoff = _combo(BACKOFF_CHOICES, "Backoff")
         form.addRow("Backoff:", self.backoff)
+        self._rows: tuple[QWidget, ...] = (
+            self.cache_key_row,
+            self.metadata_row,
+            self.collect_log,
+            self.request_timeout_row,
+            self.max_attempts_row,
+            self.retry_delay_row,
+            self.backoff,
+        )
+
+    def set_enabled(self, enabled: bool) -> None:
+        """Enable the fields and their labels (and the heading) together."""
+        self.heading.setEnabled(enabled)
+        for row in self._rows:
+            row.setEnabled(enabled)
+            label = self._form.labelForField(row)
+            if label is not None:
+                label.setEnabled(enabled)
 
     def collect_log_value(self) -> bool | None:
         chosen = self.collect_log.currentData()
