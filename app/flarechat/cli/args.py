@@ -1,0 +1,237 @@
+"""The command line's surface: exit codes, the parser, and flags laid over the configuration."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from flarechat import __version__
+from flarechat.api import errors as api_errors
+from flarechat.api.config import (
+    Connection,
+    GatewayOptions,
+    Route,
+)
+from flarechat.api.errors import WorkersAIError
+from flarechat.core.connect import ConfigurationError, Profile
+from flarechat.settings import gateway_options as gw
+from flarechat.settings import validate
+from flarechat.settings.schema import BACKOFFS
+from flarechat.settings.store import SettingsStore
+
+__all__ = [
+    "EXIT_CODES",
+    "apply_flags",
+    "build_parser",
+    "demo_profile",
+    "exit_code_for",
+    "read_prompt",
+]
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+EXIT_AUTH = 3
+EXIT_CAPACITY = 4
+EXIT_DAILY_LIMIT = 5
+EXIT_RATE_LIMITED = 6
+EXIT_MODEL = 7
+EXIT_TOO_LARGE = 8
+EXIT_NETWORK = 9
+EXIT_INTERRUPTED = 10
+EXIT_API = 11
+EXIT_CTRL_C = 130
+
+EXIT_CODES: Mapping[int, str] = {
+    EXIT_OK: "the reply finished",
+    EXIT_USAGE: "usage or configuration error (e.g. no account ID or API token)",
+    EXIT_AUTH: "authentication failed (API token or gateway token)",
+    EXIT_CAPACITY: "Workers AI was at capacity for the model, after the automatic retries",
+    EXIT_DAILY_LIMIT: "the daily free allocation is used up (resets 00:00 UTC)",
+    EXIT_RATE_LIMITED: "rate limited",
+    EXIT_MODEL: "the model is unknown, deprecated or not available to this account",
+    EXIT_TOO_LARGE: "the request is too large for the model",
+    EXIT_NETWORK: "network, TLS or timeout failure",
+    EXIT_INTERRUPTED: "the reply was cut off mid-stream (the partial text is on stdout)",
+    EXIT_API: "any other API error",
+    EXIT_CTRL_C: "interrupted with Ctrl+C",
+}
+
+#: Error class -> exit code; the first match wins, so subclasses come before their bases.
+_ERROR_EXITS: tuple[tuple[type[WorkersAIError], int], ...] = (
+    (api_errors.AuthenticationFailed, EXIT_AUTH),
+    (api_errors.CapacityExceeded, EXIT_CAPACITY),
+    (api_errors.DailyAllocationExhausted, EXIT_DAILY_LIMIT),
+    (api_errors.RateLimited, EXIT_RATE_LIMITED),
+    (api_errors.ModelUnavailable, EXIT_MODEL),
+    (api_errors.RequestTooLarge, EXIT_TOO_LARGE),
+    (api_errors.ConnectionFailed, EXIT_NETWORK),
+    (api_errors.RequestTimedOut, EXIT_NETWORK),
+    (api_errors.UpstreamTimeout, EXIT_NETWORK),
+    (api_errors.StreamInterrupted, EXIT_INTERRUPTED),
+)
+
+_HELP_WIDTH = 79
+_CONFIG_HELP = (
+    "configuration: saved settings and the system keychain, overridden by "
+    "CLOUDFLARE_ACCOUNT_ID, CLOUDFLARE_API_TOKEN, CLOUDFLARE_AI_GATEWAY_ID, FLARECHAT_API_BASE "
+    "and FLARECHAT_GATEWAY_BASE; FLARECHAT_HOME moves the profile directory."
+)
+
+
+def exit_code_for(error: WorkersAIError) -> int:
+    """The documented exit code for a failure class."""
+    return next((code for kind, code in _ERROR_EXITS if isinstance(error, kind)), EXIT_API)
+
+
+# --- argument parsing -------------------------------------------------------------------------
+
+
+def _checked(check: Callable[[str], str | None], convert: Callable[[str], Any]) -> Any:
+    """An argparse ``type`` that reports the settings validator's plain-English message."""
+
+    def parse(text: str) -> Any:
+        if (problem := check(text)) is not None:
+            raise argparse.ArgumentTypeError(problem)
+        return convert(text)
+
+    return parse
+
+
+def _add_ask_arguments(ask: argparse.ArgumentParser) -> None:
+    ask.add_argument("prompt", metavar="PROMPT", help='the message ("-" reads it from stdin)')
+    valued: tuple[tuple[str, Callable[[str], Any], str, str], ...] = (
+        ("--model", str, "M", "model id, e.g. @cf/meta/llama-3.1-8b-instruct-fast"),
+        ("--system", str, "S", "system prompt (default: the saved one)"),
+        ("--max-tokens", _checked(validate.validate_max_tokens, int), "N", "reply length limit"),
+        ("--temperature", _checked(validate.validate_temperature, float), "T", "sampling, 0 to 5"),
+        (
+            "--gateway",
+            _checked(validate.validate_gateway_id, str.strip),
+            "G",
+            "use this AI Gateway",
+        ),
+        ("--cache-ttl", _checked(validate.validate_cache_ttl, int), "SEC", "cache lifetime"),
+    )
+    for flag, parse, metavar, help_text in valued:
+        ask.add_argument(flag, type=parse, metavar=metavar, help=help_text)
+    ask.add_argument(
+        "--reject-if-busy",
+        action=argparse.BooleanOptionalAction,
+        help="when the model is at capacity: fail fast and retry, or wait in its queue",
+    )
+    ask.add_argument("--skip-cache", action="store_true", help="bypass the AI Gateway cache")
+    ask.add_argument("--show-reasoning", action="store_true", help="print reasoning to stderr")
+    _add_gateway_arguments(ask)
+
+
+def _metadata_entry(text: str) -> tuple[str, str]:
+    key, _, value = (part.strip() for part in text.partition("="))
+    problem = gw.validate_metadata_entry(key, value) if "=" in text else "Write it as KEY=VALUE."
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return key, value
+
+
+def _add_gateway_arguments(ask: argparse.ArgumentParser) -> None:
+    group = ask.add_argument_group(
+        "AI Gateway options", "Sent only on a gateway route; they override the saved settings."
+    )
+    attempts = f"{gw.GATEWAY_MAX_ATTEMPTS_MIN} to {gw.GATEWAY_MAX_ATTEMPTS_MAX}"
+    delay = f"at most {gw.GATEWAY_RETRY_DELAY_MAX_MS} ms"
+    valued: tuple[tuple[str, Callable[[str], str | None], Any, str, str], ...] = (
+        ("--cache-key", gw.validate_cache_key, str.strip, "K", "custom cache key"),
+        ("--gateway-timeout", gw.validate_request_timeout_ms, int, "MS", "ms to first byte"),
+        ("--gateway-max-attempts", gw.validate_max_attempts, int, "N", f"attempts, {attempts}"),
+        ("--gateway-retry-delay", gw.validate_retry_delay_ms, int, "MS", f"retry delay, {delay}"),
+    )
+    for flag, check, convert, metavar, help_text in valued:
+        group.add_argument(flag, type=_checked(check, convert), metavar=metavar, help=help_text)
+    group.add_argument(
+        "--metadata",
+        type=_metadata_entry,
+        action="append",
+        metavar="KEY=VALUE",
+        help=f"log this entry with the request; repeat for up to {gw.METADATA_MAX_ENTRIES} "
+        "(replaces the saved metadata)",
+    )
+    group.add_argument(
+        "--collect-log",
+        action=argparse.BooleanOptionalAction,
+        help="have the gateway log this request, or not (default: the gateway's setting)",
+    )
+    group.add_argument("--gateway-backoff", choices=BACKOFFS, help="how gateway retries space out")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    codes = "\n".join(f"  {code:>3}  {meaning}" for code, meaning in EXIT_CODES.items())
+    shared: dict[str, Any] = {
+        "epilog": f"exit codes:\n{codes}\n\n{textwrap.fill(_CONFIG_HELP, _HELP_WIDTH)}",
+        "formatter_class": argparse.RawDescriptionHelpFormatter,
+    }
+    parser = argparse.ArgumentParser(prog="flarechat", **shared)
+    parser.add_argument("--version", action="version", version=f"flarechat {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    ask_help = "Stream one reply from a Workers AI model to stdout."
+    ask = commands.add_parser("ask", help=ask_help, description=ask_help, **shared)
+    _add_ask_arguments(ask)
+    models_help = "List the account's text-generation models."
+    models = commands.add_parser("models", help=models_help, description=models_help, **shared)
+    for sub in (ask, models):
+        sub.add_argument("--json", action="store_true", help="print one JSON object at the end")
+        sub.add_argument("-v", "--verbose", action="store_true", help="log requests to stderr")
+        sub.add_argument("--demo", action="store_true", help="use the built-in emulator")
+    return parser
+
+
+# --- configuration ----------------------------------------------------------------------------
+
+
+def demo_profile(conn: Connection) -> Profile:
+    """The emulator's account on the direct route; only model defaults come from settings."""
+    store = SettingsStore()
+    settings = store.load()
+    return Profile(settings, conn, GatewayOptions(), settings.reject_if_busy, tuple(store.problems))
+
+
+def apply_flags(profile: Profile, args: argparse.Namespace) -> tuple[Connection, GatewayOptions]:
+    """Command-line flags win over settings and the environment."""
+    conn, gateway = profile.conn, profile.gateway
+    if args.gateway:
+        route = Route.GATEWAY_REST if conn.route is Route.DIRECT else conn.route
+        conn = replace(conn, gateway_id=args.gateway, route=route)
+    if args.skip_cache:
+        gateway = replace(gateway, skip_cache=True)
+    if args.cache_ttl is not None:
+        gateway = replace(gateway, cache_ttl=args.cache_ttl)
+    return conn, _gateway_flags(gateway, args)
+
+
+def _gateway_flags(gateway: GatewayOptions, args: argparse.Namespace) -> GatewayOptions:
+    flags = {
+        "cache_key": args.cache_key,
+        "collect_log": args.collect_log,
+        "request_timeout_ms": args.gateway_timeout,
+        "max_attempts": args.gateway_max_attempts,
+        "retry_delay_ms": args.gateway_retry_delay,
+        "backoff": args.gateway_backoff,
+    }
+    if args.metadata:
+        metadata = dict(args.metadata)
+        if (problem := gw.validate_metadata(metadata)) is not None:
+            raise ConfigurationError([f"--metadata: {problem}"])
+        flags["metadata"] = metadata
+    return replace(gateway, **{k: v for k, v in flags.items() if v is not None})
+
+
+def read_prompt(prompt: str) -> str:
+    text = sys.stdin.read() if prompt == "-" else prompt
+    if not text.strip():
+        raise ConfigurationError(["The prompt is empty."])
+    return text
+
+
+# --- output -----------------------------------------------------------------------------------
