@@ -23,8 +23,6 @@ __all__ = ["CLI_COMMANDS", "TEST_AUTOSEND_ENV", "main"]
 CLI_COMMANDS = frozenset({"ask", "models"})
 #: Test-only hook: the window sends this text once at start (used by the durability test).
 TEST_AUTOSEND_ENV = "FLARECHAT_TEST_AUTOSEND"
-#: Pace of the demo emulator's replies (tokens per second): lively but readable.
-DEMO_TOKENS_PER_SECOND = 60.0
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -53,10 +51,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def _start_demo() -> DemoBackend:
     """Start the in-process emulator and describe it for the GUI (blocking; call off the GUI)."""
-    from flarechat.emulator import DEMO_ACCOUNT_ID, DEMO_TOKEN, EmulatorConfig, EmulatorServer
+    from flarechat.emulator import DEMO_ACCOUNT_ID, DEMO_CONFIG, DEMO_TOKEN, EmulatorServer
     from flarechat.ui.app import DemoBackend
 
-    server = EmulatorServer(config=EmulatorConfig(tokens_per_second=DEMO_TOKENS_PER_SECOND))
+    server = EmulatorServer(config=DEMO_CONFIG)
     server.start()
     return DemoBackend(
         api_base=server.api_base,

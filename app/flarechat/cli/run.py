@@ -52,8 +52,6 @@ from flarechat.settings.store import SettingsStore
 __all__ = ["DEMO_NOTICE", "main"]
 
 DEMO_NOTICE = "Demo mode: replies are simulated by the local emulator."
-#: Pace of the demo emulator's replies (tokens per second): lively but readable.
-DEMO_TOKENS_PER_SECOND = 60.0
 _DIM, _RESET = "\x1b[2m", "\x1b[0m"
 _NO_ACCOUNT = (
     "Flarechat cannot reach Cloudflare with these settings. Set CLOUDFLARE_ACCOUNT_ID and "
@@ -233,11 +231,9 @@ async def _command(
 def _run(args: argparse.Namespace, policy: RetryDecider) -> int:
     if not args.demo:
         return asyncio.run(_command(args, demo=None, policy=policy))
-    from flarechat.emulator import DEMO_ACCOUNT_ID, DEMO_TOKEN
-    from flarechat.emulator.server import EmulatorServer
+    from flarechat.emulator import DEMO_ACCOUNT_ID, DEMO_CONFIG, DEMO_TOKEN, EmulatorServer
 
-    with EmulatorServer() as server:
-        server.state.tokens_per_second = DEMO_TOKENS_PER_SECOND
+    with EmulatorServer(config=DEMO_CONFIG) as server:
         sys.stderr.write(DEMO_NOTICE + "\n")
         demo = Connection(
             account_id=DEMO_ACCOUNT_ID,

@@ -10,7 +10,9 @@ __all__ = [
     "DEFAULT_SLOTS",
     "DEFAULT_TOKENS_PER_SECOND",
     "DEMO_ACCOUNT_ID",
+    "DEMO_CONFIG",
     "DEMO_TOKEN",
+    "DEMO_TOKENS_PER_SECOND",
     "EmulatorConfig",
     "check_loopback",
 ]
@@ -22,8 +24,10 @@ DEMO_TOKEN = "flarechat-demo-token-local"  # long enough to pass the token valid
 
 #: Concurrent generation slots per model unless set_slots() says otherwise.
 DEFAULT_SLOTS = 2
-#: Streaming pace: fast enough for tests, slow enough to watch a reply arrive in demo mode.
+#: Streaming pace: fast enough for tests.
 DEFAULT_TOKENS_PER_SECOND = 400.0
+#: Demo mode's pace (window and CLI): lively but readable, a reply visibly streams in.
+DEMO_TOKENS_PER_SECOND = 60.0
 #: Workers AI's own default when a request omits max_tokens (cloudflare-api.md §2).
 DEFAULT_MAX_TOKENS = 256
 
@@ -42,6 +46,10 @@ class EmulatorConfig:
             raise ValueError(f"slots must be at least 1, not {self.slots}")
         if not self.tokens_per_second > 0:
             raise ValueError(f"tokens_per_second must be positive, not {self.tokens_per_second}")
+
+
+#: What `--demo` runs, from the window and from `flarechat ask` alike.
+DEMO_CONFIG = EmulatorConfig(tokens_per_second=DEMO_TOKENS_PER_SECOND)
 
 
 def check_loopback(host: str) -> None:
