@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import os
 import sys
 import tempfile
@@ -16,6 +17,7 @@ __all__ = [
     "cache_dir",
     "config_dir",
     "data_dir",
+    "free_sibling",
     "log_dir",
     "profile_dir",
     "resource_path",
@@ -107,3 +109,19 @@ def atomic_write_text(path: Path, text: str) -> None:
                 os.fsync(dir_fd)
             finally:
                 os.close(dir_fd)
+
+
+def free_sibling(path: Path, label: str, *, now: float | None = None) -> Path:
+    """An unused name beside ``path``: ``<name>.<label>-<UTC stamp>``, then ``-2``, ``-3``…
+
+    For files set aside (corrupt files, backups): an earlier one is never overwritten.
+    ``now`` is a Unix time (default: the current time).
+    """
+    moment = dt.datetime.now(dt.UTC) if now is None else dt.datetime.fromtimestamp(now, dt.UTC)
+    base = f"{path.name}.{label}-{moment:%Y%m%dT%H%M%SZ}"
+    target = path.with_name(base)
+    counter = 1
+    while target.exists():
+        counter += 1
+        target = path.with_name(f"{base}-{counter}")
+    return target

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from flarechat.core._store_chat import SEARCH_INDEXES, ChatStore
 from flarechat.core._store_errors import StoreCorrupt, StoreError, StoreReadOnly
+from flarechat.paths import free_sibling
 
 __all__ = ["open_store"]
 
@@ -68,12 +68,7 @@ def _is_search_index_problem(problem: str) -> bool:
 
 def _move_aside(path: Path, *, now: float) -> Path:
     """Rename the database (and its -wal/-shm) to ``<name>.corrupt-<timestamp>``."""
-    stamp = dt.datetime.fromtimestamp(now, dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    target = path.with_name(f"{path.name}.corrupt-{stamp}")
-    counter = 1
-    while target.exists():
-        counter += 1
-        target = path.with_name(f"{path.name}.corrupt-{stamp}-{counter}")
+    target = free_sibling(path, "corrupt", now=now)
     path.rename(target)
     for suffix in _SIDE_FILES:
         side = path.with_name(path.name + suffix)

@@ -11,11 +11,12 @@ Search uses two FTS5 tables with *external content* (the text lives once, in ``m
 
 from __future__ import annotations
 
-import datetime as dt
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from flarechat.paths import free_sibling
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Migration", "MigrationResult", "backup", "migrate"]
 
@@ -118,12 +119,7 @@ def _is_blank(conn: sqlite3.Connection) -> bool:
 
 def backup(conn: sqlite3.Connection, path: Path, *, version: int, now: float) -> Path:
     """Copy the live database (WAL included) to ``<name>.bak-v<N>-<timestamp>`` via SQLite."""
-    stamp = dt.datetime.fromtimestamp(now, dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    target = path.with_name(f"{path.name}.bak-v{version}-{stamp}")
-    counter = 1
-    while target.exists():
-        counter += 1
-        target = path.with_name(f"{path.name}.bak-v{version}-{stamp}-{counter}")
+    target = free_sibling(path, f"bak-v{version}", now=now)
     copy = sqlite3.connect(target)
     try:
         conn.backup(copy)

@@ -18,11 +18,10 @@ import os
 import types
 import typing
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from flarechat.paths import atomic_write_text, config_dir
+from flarechat.paths import atomic_write_text, config_dir, free_sibling
 from flarechat.settings import gateway_options, validate
 from flarechat.settings.migrations import migrate
 from flarechat.settings.schema import ENDPOINTS, ROUTES, SCHEMA_VERSION, Settings
@@ -30,7 +29,6 @@ from flarechat.settings.schema import ENDPOINTS, ROUTES, SCHEMA_VERSION, Setting
 __all__ = ["SETTINGS_FILENAME", "SettingsStore"]
 
 SETTINGS_FILENAME = "settings.json"
-_CORRUPT_SUFFIX = ".corrupt-"
 _JSON_INDENT = 2
 
 
@@ -136,12 +134,7 @@ class SettingsStore:
         return data
 
     def _set_aside(self, reason: str) -> None:
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        target = self._path.with_name(f"{self._path.name}{_CORRUPT_SUFFIX}{stamp}")
-        counter = 1
-        while target.exists():
-            target = self._path.with_name(f"{self._path.name}{_CORRUPT_SUFFIX}{stamp}-{counter}")
-            counter += 1
+        target = free_sibling(self._path, "corrupt")
         try:
             os.replace(self._path, target)
         except OSError as exc:
