@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flarechat.settings.schema import BACKOFFS, Settings
+from flarechat.settings.validate import is_unset, parse_int
 
 __all__ = [
     "GATEWAY_MAX_ATTEMPTS_MAX",
@@ -44,10 +45,6 @@ _PAIR_SEPARATOR = "="
 _FORMAT_HINT = "Write metadata as key=value, separated by commas (e.g. team=docs, ticket=42)."
 
 
-def _blank(value: object) -> bool:
-    return value is None or (isinstance(value, str) and not value.strip())
-
-
 def _header_safe(text: str) -> bool:
     """Visible ASCII and spaces only: the value travels in an HTTP header."""
     return text.isascii() and all(0x20 <= ord(ch) < 0x7F for ch in text)
@@ -65,16 +62,9 @@ def validate_cache_key(value: str) -> str | None:
 
 
 def _int_in(value: int | str | None, *, label: str, low: int, high: int) -> str | None:
-    if _blank(value):
+    if is_unset(value):
         return None
-    number: int | None = None
-    if isinstance(value, int) and not isinstance(value, bool):
-        number = value
-    elif isinstance(value, str):
-        try:
-            number = int(value.strip())
-        except ValueError:
-            number = None
+    number = parse_int(value)
     if number is None or not low <= number <= high:
         return f"{label} must be a whole number from {low:,} to {high:,}, or empty for the default."
     return None

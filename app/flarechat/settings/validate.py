@@ -28,6 +28,8 @@ __all__ = [
     "TOKEN_MAX_LENGTH",
     "TOKEN_MIN_LENGTH",
     "is_loopback_host",
+    "is_unset",
+    "parse_int",
     "validate_account_id",
     "validate_api_token",
     "validate_base_url",
@@ -166,7 +168,7 @@ def validate_gateway_id(value: str) -> str | None:
 
 def validate_cache_ttl(value: int | str | None) -> str | None:
     """AI Gateway cache TTL in whole seconds; ``None`` or "" means the gateway's default."""
-    if value is None or (isinstance(value, str) and not value.strip()):
+    if is_unset(value):
         return None
     return _check_int(
         value, label="The cache TTL", low=CACHE_TTL_MIN, high=CACHE_TTL_MAX, unit=" seconds"
@@ -180,7 +182,7 @@ def validate_max_tokens(value: int | str) -> str | None:
 
 def validate_temperature(value: float | str | None) -> str | None:
     """Sampling temperature; ``None`` or "" means the model's default."""
-    if value is None or (isinstance(value, str) and not value.strip()):
+    if is_unset(value):
         return None
     return _check_float(
         value, label="Temperature", low=TEMPERATURE_MIN, high=TEMPERATURE_MAX, unit=""
@@ -200,7 +202,7 @@ def validate_request_timeout(value: float | str) -> str | None:
 
 def validate_sampling(name: str, value: float | str | None) -> str | None:
     """One of ``SAMPLING_LIMITS``; ``None`` or "" means the model's default (not sent)."""
-    if value is None or (isinstance(value, str) and not value.strip()):
+    if is_unset(value):
         return None
     limit = SAMPLING_LIMITS[name]
     if limit.integer:
@@ -211,17 +213,27 @@ def validate_sampling(name: str, value: float | str | None) -> str | None:
     return _check_float(value, label=limit.label, low=limit.low, high=limit.high, unit="")
 
 
-def _check_int(value: int | str, *, label: str, low: int, high: int, unit: str) -> str | None:
-    number: int | None
+def is_unset(value: object) -> bool:
+    """``None`` or a blank string: an optional field left empty (the default applies)."""
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def parse_int(value: object) -> int | None:
+    """A whole number from an int or its text; ``None`` for anything else (bools included)."""
     if isinstance(value, bool):
-        number = None
-    elif isinstance(value, int):
-        number = value
-    else:
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
         try:
-            number = int(value.strip())
+            return int(value.strip())
         except ValueError:
-            number = None
+            return None
+    return None
+
+
+def _check_int(value: object, *, label: str, low: int, high: int, unit: str) -> str | None:
+    number = parse_int(value)
     if number is None:
         return f"{label} must be a whole number from {low:,} to {high:,}{unit}."
     if not low <= number <= high:
@@ -229,19 +241,21 @@ def _check_int(value: int | str, *, label: str, low: int, high: int, unit: str) 
     return None
 
 
-def _check_float(
-    value: float | str, *, label: str, low: float, high: float, unit: str
-) -> str | None:
-    number: float | None
+def _parse_float(value: object) -> float | None:
     if isinstance(value, bool):
-        number = None
-    elif isinstance(value, int | float):
-        number = float(value)
-    else:
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
         try:
-            number = float(value.strip())
+            return float(value.strip())
         except ValueError:
-            number = None
+            return None
+    return None
+
+
+def _check_float(value: object, *, label: str, low: float, high: float, unit: str) -> str | None:
+    number = _parse_float(value)
     if number is None or not math.isfinite(number):
         return f"{label} must be a number from {low:g} to {high:g}{unit}."
     if not low <= number <= high:
