@@ -31,7 +31,7 @@ __all__ = [
     "TokenState",
     "VerifyRow",
     "WarningStrip",
-    "format_duration",
+    "format_lifetime",
     "make_double_spin",
     "make_read_only",
     "make_spin",
@@ -50,7 +50,7 @@ _HOUR = 3_600
 _DAY = 86_400
 
 
-def format_duration(seconds: int) -> str:
+def format_lifetime(seconds: int) -> str:
     """``3600`` -> ``"1 h"``, ``5400`` -> ``"1 h 30 min"``, ``2592000`` -> ``"30 days"``."""
     days, rest = divmod(seconds, _DAY)
     hours, rest = divmod(rest, _HOUR)

@@ -23,7 +23,7 @@ from flarechat.ui.settings_fields import (
     FieldRow,
     TokenField,
     VerifyRow,
-    format_duration,
+    format_lifetime,
     make_double_spin,
     make_spin,
 )
@@ -221,7 +221,7 @@ class ConnectionPage(QWidget):
         if seconds == TTL_UNSET:
             self.cache_ttl_row.set_note("The gateway's own cache setting applies.")
         else:
-            self.cache_ttl_row.set_note(f"Cached answers are kept for {format_duration(seconds)}.")
+            self.cache_ttl_row.set_note(f"Cached answers are kept for {format_lifetime(seconds)}.")
 
 
 class GatewayOptionsRows:
