@@ -6,12 +6,14 @@ import threading
 import time
 from collections import deque
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from flarechat.emulator.cache import GatewayCache
 from flarechat.emulator.capacity import Capacity, CapacityEvent
 from flarechat.emulator.config import EmulatorConfig
 from flarechat.emulator.wire import BODY_STYLES, BodyStyle, ErrorSpec
+
+_T = TypeVar("_T")
 
 __all__ = ["CONTROL_ACTIONS", "EmulatorState", "RecordedRequest", "StreamFaults"]
 
@@ -95,24 +97,30 @@ class StreamFaults:
 
 
 @dataclass(slots=True)
-class _Failure:
-    remaining: int
-    spec: ErrorSpec
-    model: str | None
+class _Counted(Generic[_T]):
+    """A fault for the next ``remaining`` requests (of ``model``, or of any model if None)."""
 
-
-@dataclass(slots=True)
-class _Delay:
     remaining: int
-    seconds: float
+    value: _T
     model: str | None
 
 
 @dataclass(slots=True)
 class _Faults:
-    failures: list[_Failure] = field(default_factory=list)
+    failures: list[_Counted[ErrorSpec]] = field(default_factory=list)
     streams: list[tuple[str | None, dict[str, Any]]] = field(default_factory=list)
-    delays: list[_Delay] = field(default_factory=list)
+    delays: list[_Counted[float]] = field(default_factory=list)
+
+
+def _take(entries: list[_Counted[_T]], model: str) -> _T | None:
+    """Use up one request of the first entry that applies to ``model`` (callers hold the lock)."""
+    for entry in entries:
+        if entry.model in (None, model):
+            entry.remaining -= 1
+            if entry.remaining == 0:
+                entries.remove(entry)
+            return entry.value
+    return None
 
 
 class EmulatorState:
@@ -188,7 +196,7 @@ class EmulatorState:
         text = message or DEFAULT_MESSAGES.get(code, _FALLBACK_MESSAGE)
         spec = ErrorSpec(status, code, text, style, retry_after)
         with self._lock:
-            self._faults.failures.append(_Failure(_positive(n), spec, model))
+            self._faults.failures.append(_Counted(_positive(n), spec, model))
 
     def drop_after_tokens(self, k: int, *, abrupt: bool = True, model: str | None = None) -> None:
         """The next stream stops after ``k`` text chunks with no [DONE].
@@ -215,7 +223,7 @@ class EmulatorState:
     def delay_first_byte(self, seconds: float, *, n: int = 1, model: str | None = None) -> None:
         """The next ``n`` generation requests wait ``seconds`` before sending headers."""
         with self._lock:
-            self._faults.delays.append(_Delay(_positive(n), _seconds(seconds), model))
+            self._faults.delays.append(_Counted(_positive(n), _seconds(seconds), model))
 
     def _add_stream_fault(self, model: str | None, **fault: Any) -> None:
         with self._lock:
@@ -223,23 +231,12 @@ class EmulatorState:
 
     def take_failure(self, model: str) -> ErrorSpec | None:
         with self._lock:
-            for failure in self._faults.failures:
-                if failure.model in (None, model):
-                    failure.remaining -= 1
-                    if failure.remaining == 0:
-                        self._faults.failures.remove(failure)
-                    return failure.spec
-        return None
+            return _take(self._faults.failures, model)
 
     def take_delay(self, model: str) -> float:
         with self._lock:
-            for delay in self._faults.delays:
-                if delay.model in (None, model):
-                    delay.remaining -= 1
-                    if delay.remaining == 0:
-                        self._faults.delays.remove(delay)
-                    return delay.seconds
-        return 0.0
+            delay = _take(self._faults.delays, model)
+        return 0.0 if delay is None else delay
 
     def take_stream_faults(self, model: str) -> StreamFaults:
         """Every pending stream fault for ``model``, merged; each applies to one stream."""
