@@ -24,13 +24,15 @@ Classification is by Workers AI / gateway *code* first and HTTP status second
 
 ``flarechat.api.classify`` (in ``_errors_map``) turns any error body into this tree, with the
 plain-English messages of ``_messages``; network failures are mapped in ``_transport``.
-``retryable`` is a class attribute read by the retry policy; the policy alone decides whether
-and when (and only before the first token). No message here ever contains the API token.
+Each class's ``kind`` is an :class:`ErrorKind` member (a ``StrEnum``). ``retryable`` is a class
+attribute and the retry policy's only table of what waiting can fix; the policy alone decides
+whether and when (and only before the first token). No message here ever contains the API token.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from enum import StrEnum
 from typing import ClassVar
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "CapacityExceeded",
     "ConnectionFailed",
     "DailyAllocationExhausted",
+    "ErrorKind",
     "GatewayAuthenticationFailed",
     "GatewayError",
     "ModelUnavailable",
@@ -55,6 +58,30 @@ __all__ = [
 ]
 
 
+class ErrorKind(StrEnum):
+    """The short label of each failure, read by the UI banners, the CLI and saved turns.
+
+    A ``StrEnum``, so ``error.kind == "capacity"`` and JSON round trips keep working.
+    """
+
+    ERROR = "error"
+    API = "api"
+    CAPACITY = "capacity"
+    DAILY_LIMIT = "daily_limit"
+    RATE_LIMIT = "rate_limit"
+    AUTH = "auth"
+    GATEWAY_AUTH = "gateway_auth"
+    MODEL = "model"
+    TOO_LARGE = "too_large"
+    TIMEOUT = "timeout"
+    GATEWAY = "gateway"
+    SERVER = "server"
+    BAD_REQUEST = "bad_request"
+    NETWORK = "network"
+    TLS = "tls"
+    INTERRUPTED = "interrupted"
+
+
 class WorkersAIError(Exception):
     """Base of every failure the api layer raises.
 
@@ -62,9 +89,10 @@ class WorkersAIError(Exception):
     text (redacted), for the log and the "details" disclosure, never for the transcript.
     """
 
+    #: whether waiting can fix it; the retry policy reads this (and only before the first token)
     retryable: ClassVar[bool] = False
     #: short label used by the UI banners and the CLI summary
-    kind: ClassVar[str] = "error"
+    kind: ClassVar[ErrorKind] = ErrorKind.ERROR
 
     def __init__(
         self,
@@ -99,16 +127,18 @@ class WorkersAIError(Exception):
 class APIStatusError(WorkersAIError):
     """The server answered, with an error status or an error event."""
 
-    kind = "api"
+    kind = ErrorKind.API
 
 
 class CapacityExceeded(APIStatusError):
     retryable = True
-    kind = "capacity"
+    kind = ErrorKind.CAPACITY
 
 
 class DailyAllocationExhausted(APIStatusError):
-    kind = "daily_limit"
+    # Resets at 00:00 UTC: hours away, never worth an automatic retry.
+    retryable = False
+    kind = ErrorKind.DAILY_LIMIT
 
     def __init__(self, message: str, *, resets_at: datetime | None = None, **kw: object) -> None:
         super().__init__(message, **kw)  # type: ignore[arg-type]
@@ -117,63 +147,73 @@ class DailyAllocationExhausted(APIStatusError):
 
 class RateLimited(APIStatusError):
     retryable = True
-    kind = "rate_limit"
+    kind = ErrorKind.RATE_LIMIT
 
 
 class AuthenticationFailed(APIStatusError):
-    kind = "auth"
+    # A wrong token stays wrong.
+    retryable = False
+    kind = ErrorKind.AUTH
 
 
 class GatewayAuthenticationFailed(AuthenticationFailed):
-    kind = "gateway_auth"
+    kind = ErrorKind.GATEWAY_AUTH
 
 
 class ModelUnavailable(APIStatusError):
-    kind = "model"
+    # The account or the model id has to change first.
+    retryable = False
+    kind = ErrorKind.MODEL
 
 
 class RequestTooLarge(APIStatusError):
-    kind = "too_large"
+    # The same request is exactly as large the next time.
+    retryable = False
+    kind = ErrorKind.TOO_LARGE
 
 
 class UpstreamTimeout(APIStatusError):
     retryable = True
-    kind = "timeout"
+    kind = ErrorKind.TIMEOUT
 
 
 class GatewayError(APIStatusError):
-    kind = "gateway"
+    # Gateway configuration (missing gateway, no credit, spend limit) needs a person.
+    retryable = False
+    kind = ErrorKind.GATEWAY
 
 
 class ServerError(APIStatusError):
     retryable = True
-    kind = "server"
+    kind = ErrorKind.SERVER
 
 
 class BadRequest(APIStatusError):
-    kind = "bad_request"
+    # The request (or the URL it went to) is wrong; sending it again changes nothing.
+    retryable = False
+    kind = ErrorKind.BAD_REQUEST
 
 
 class ConnectionFailed(WorkersAIError):
     retryable = True
-    kind = "network"
+    kind = ErrorKind.NETWORK
 
 
 class TLSFailed(ConnectionFailed):
     # A certificate problem does not heal by waiting: never retried.
     retryable = False
-    kind = "tls"
+    kind = ErrorKind.TLS
 
 
 class RequestTimedOut(WorkersAIError):
     retryable = True
-    kind = "timeout"
+    kind = ErrorKind.TIMEOUT
 
 
 class StreamInterrupted(WorkersAIError):
     # Retryable before the first token (nothing was shown); after it the policy never retries.
     retryable = True
-    kind = "interrupted"
+    kind = ErrorKind.INTERRUPTED
 
 
 def next_utc_midnight(now: datetime | None = None) -> datetime:

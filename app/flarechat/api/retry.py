@@ -6,23 +6,13 @@ import random as _random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from flarechat.api.errors import (
-    AuthenticationFailed,
-    BadRequest,
-    DailyAllocationExhausted,
-    GatewayError,
-    ModelUnavailable,
-    RequestTooLarge,
-    TLSFailed,
-    WorkersAIError,
-)
+from flarechat.api.errors import WorkersAIError
 
 __all__ = [
     "DEFAULT_BASE_DELAY",
     "DEFAULT_MAX_ATTEMPTS",
     "DEFAULT_MAX_DELAY",
     "DEFAULT_RETRY_AFTER_CAP",
-    "NEVER_RETRIED",
     "RetryPolicy",
 ]
 
@@ -35,24 +25,14 @@ _MAX_EXPONENT = 60  # far past any cap; keeps 2 ** n a finite float
 #: Equal jitter: half the backoff is fixed, half is random, so no retry fires at once.
 _JITTER_SHARE = 0.5
 
-#: Failures that waiting does not fix, whatever their ``retryable`` flag says.
-NEVER_RETRIED: tuple[type[WorkersAIError], ...] = (
-    DailyAllocationExhausted,
-    AuthenticationFailed,
-    ModelUnavailable,
-    RequestTooLarge,
-    BadRequest,
-    GatewayError,
-    TLSFailed,
-)
-
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
     """Decides retries: only before the first token, only for transient failures.
 
-    Retried: CapacityExceeded, RateLimited, UpstreamTimeout, ServerError, ConnectionFailed
-    (not TLSFailed: certificates don't heal), RequestTimedOut, StreamInterrupted. A
+    What is retried is each error class's own ``retryable`` attribute (api/errors.py): today
+    CapacityExceeded, RateLimited, UpstreamTimeout, ServerError, ConnectionFailed (not
+    TLSFailed: certificates don't heal), RequestTimedOut, StreamInterrupted. A
     ``Retry-After`` up to ``retry_after_cap`` seconds is waited exactly; a longer one gives up.
     Otherwise the delay is ``base_delay * 2 ** (attempt - 1)``, capped at ``max_delay``, with
     equal jitter drawn from the injected ``random`` (a ``() -> float`` in ``[0, 1)``).
@@ -79,7 +59,7 @@ class RetryPolicy:
         """
         if received_tokens or attempt >= self.max_attempts:
             return None
-        if isinstance(error, NEVER_RETRIED) or not error.retryable:
+        if not error.retryable:
             return None
         if error.retry_after is not None:
             return error.retry_after if error.retry_after <= self.retry_after_cap else None

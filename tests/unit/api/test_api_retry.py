@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import pytest
 
+from flarechat.api import retry
 from flarechat.api.errors import (
+    APIStatusError,
     AuthenticationFailed,
     BadRequest,
     CapacityExceeded,
     ConnectionFailed,
     DailyAllocationExhausted,
+    ErrorKind,
     GatewayAuthenticationFailed,
     GatewayError,
     ModelUnavailable,
@@ -63,6 +66,73 @@ def test_nothing_is_retried_after_the_first_token(cls: type[WorkersAIError]) -> 
 def test_never_retried_classes(cls: type[WorkersAIError]) -> None:
     error = cls("x", retry_after=1.0)
     assert fixed(0.0).next_delay(error, attempt=1, received_tokens=False) is None
+
+
+def _all_error_classes() -> set[type[WorkersAIError]]:
+    found: set[type[WorkersAIError]] = set()
+    pending = [WorkersAIError]
+    while pending:
+        cls = pending.pop()
+        found.add(cls)
+        pending.extend(cls.__subclasses__())
+    return found
+
+
+def test_every_class_is_in_exactly_one_retry_table() -> None:
+    # The policy has no list of its own: a new class must say here whether waiting fixes it.
+    concrete = _all_error_classes() - {WorkersAIError, APIStatusError}
+    assert set(RETRIED) | set(NEVER) == concrete
+    assert not set(RETRIED) & set(NEVER)
+    assert all(cls.retryable for cls in RETRIED)
+    assert not any(cls.retryable for cls in NEVER)
+
+
+def test_the_policy_reads_the_class_flag_only() -> None:
+    class Healing(BadRequest):
+        retryable = True
+
+    assert fixed(0.0).next_delay(Healing("x"), attempt=1, received_tokens=False) == 0.5
+
+
+def test_the_policy_keeps_no_table_of_its_own() -> None:
+    assert not hasattr(retry, "NEVER_RETRIED")
+    assert not hasattr(RetryPolicy, "NEVER_RETRIED")
+
+
+#: The label each class carried as a bare string before ErrorKind; saved turns hold these.
+KINDS: dict[type[WorkersAIError], str] = {
+    WorkersAIError: "error",
+    APIStatusError: "api",
+    CapacityExceeded: "capacity",
+    DailyAllocationExhausted: "daily_limit",
+    RateLimited: "rate_limit",
+    AuthenticationFailed: "auth",
+    GatewayAuthenticationFailed: "gateway_auth",
+    ModelUnavailable: "model",
+    RequestTooLarge: "too_large",
+    UpstreamTimeout: "timeout",
+    GatewayError: "gateway",
+    ServerError: "server",
+    BadRequest: "bad_request",
+    ConnectionFailed: "network",
+    TLSFailed: "tls",
+    RequestTimedOut: "timeout",
+    StreamInterrupted: "interrupted",
+}
+
+
+@pytest.mark.parametrize("kind", list(ErrorKind))
+def test_each_kind_is_used_and_compares_as_its_string(kind: ErrorKind) -> None:
+    users = [cls for cls in _all_error_classes() if cls.kind is kind]
+    assert users, f"{kind!r} names no error class"
+    assert all(cls.kind == kind.value == str(cls.kind) for cls in users)
+
+
+def test_every_class_kind_is_an_error_kind_with_its_old_string() -> None:
+    assert set(KINDS) == _all_error_classes()
+    for cls, old in KINDS.items():
+        assert isinstance(cls.kind, ErrorKind), cls
+        assert cls.kind == old, cls
 
 
 def test_the_base_error_is_not_retried() -> None:
