@@ -42,11 +42,11 @@ from flarechat.core.conversation import (
     new_id,
 )
 from flarechat.core.store import AsyncChatStore, ChatStore, default_path
-from flarechat.ui.loop import FlareEventLoop
-from flarechat.ui.message_view import MessageData
-from flarechat.ui.presenting import message_data
-from flarechat.ui.theme import apply_theme
-from flarechat.ui.transcript import TranscriptView
+from flarechat.ui.control.presenting import message_data
+from flarechat.ui.shared.loop import FlareEventLoop
+from flarechat.ui.shared.theme import apply_theme
+from flarechat.ui.transcript.message_view import MessageData
+from flarechat.ui.transcript.transcript import TranscriptView
 
 DEFAULT_MESSAGES = 5_000
 BASELINE_MESSAGES = 40

@@ -31,8 +31,8 @@ from pygments.util import ClassNotFound  # type: ignore[import-untyped]
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QLabel, QScrollArea
 
-from flarechat.ui.theme import apply_theme
-from flarechat.ui.transcript import FLUSH_INTERVAL_MS, TranscriptView
+from flarechat.ui.shared.theme import apply_theme
+from flarechat.ui.transcript.transcript import FLUSH_INTERVAL_MS, TranscriptView
 
 TARGET_CHARS = 20_000
 DEFAULT_DELTAS = 2_000

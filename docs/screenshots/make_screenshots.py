@@ -28,10 +28,10 @@ from flarechat.core.store import AsyncChatStore, default_path
 from flarechat.emulator import DEMO_ACCOUNT_ID, DEMO_TOKEN, EmulatorConfig, EmulatorServer
 from flarechat.settings.secrets import API_TOKEN, MemorySecretStore
 from flarechat.settings.store import SettingsStore
-from flarechat.ui import theme
 from flarechat.ui.app import GuiOptions, Session
-from flarechat.ui.loop import FlareEventLoop
-from flarechat.ui.preferences import DemoBackend, Preferences
+from flarechat.ui.control.preferences import DemoBackend, Preferences
+from flarechat.ui.shared import theme
+from flarechat.ui.shared.loop import FlareEventLoop
 
 OUT = Path(__file__).resolve().parent
 WINDOW_SIZE = (1280, 820)

@@ -20,7 +20,7 @@ from flarechat import main as entry
 from flarechat.core.store import ChatStore, default_path
 from flarechat.emulator import DEMO_ACCOUNT_ID, EmulatorServer
 from flarechat.ui.app import GuiOptions, run_gui
-from flarechat.ui.main_window import MainWindow
+from flarechat.ui.window.main_window import MainWindow
 
 TOKEN = "tok-window-3f9d0c1b7e66"
 WAIT = 20.0

@@ -15,8 +15,8 @@ import pytest
 from PySide6.QtCore import SignalInstance
 from PySide6.QtWidgets import QAbstractButton, QApplication, QWidget
 
-from flarechat.ui.loop import FlareEventLoop
-from flarechat.ui.theme import apply_theme
+from flarechat.ui.shared.loop import FlareEventLoop
+from flarechat.ui.shared.theme import apply_theme
 
 
 def pytest_asyncio_loop_factories(

@@ -19,9 +19,9 @@ from flarechat.emulator import DEMO_ACCOUNT_ID, EmulatorServer
 from flarechat.settings.schema import Settings
 from flarechat.settings.secrets import API_TOKEN, MemorySecretStore
 from flarechat.settings.store import SettingsStore
-from flarechat.ui.controller import ChatController
-from flarechat.ui.preferences import DemoBackend, Preferences
-from flarechat.ui.workspace import WorkspaceController
+from flarechat.ui.control.chat import ChatController
+from flarechat.ui.control.preferences import DemoBackend, Preferences
+from flarechat.ui.control.workspace import WorkspaceController
 
 MODEL = "@cf/meta/llama-3.1-8b-instruct-fast"
 #: Distinctive, so a leak into a file, a log or a signal is easy to spot.

@@ -14,8 +14,8 @@ from PySide6.QtWidgets import QApplication
 from shell_helpers import WAIT, ChatEnv, Recorder, chat_env
 
 from flarechat.emulator import EmulatorServer
-from flarechat.ui.main_window import MainWindow
-from flarechat.ui.transcript import MAX_LIVE_MESSAGES, TranscriptView
+from flarechat.ui.transcript.transcript import MAX_LIVE_MESSAGES, TranscriptView
+from flarechat.ui.window.main_window import MainWindow
 
 WORKSPACE_SIGNALS = ("conversations_changed", "search_results", "find_results", "focus_requested")
 POLL_S = 0.02

@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from flarechat.core._store_codec import decode_selected, encode_selected, scrub
 from flarechat.core.conversation import (
     ROLE_ASSISTANT,
     STATUS_FAILED,
@@ -21,6 +20,7 @@ from flarechat.core.conversation import (
     new_id,
 )
 from flarechat.core.store import ChatStore, NotFound
+from flarechat.core.store._codec import decode_selected, encode_selected, scrub
 
 __all__ = [
     "CONVERSATION_FORMAT",

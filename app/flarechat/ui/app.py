@@ -27,13 +27,13 @@ from flarechat.core.catalogue import CatalogueCache
 from flarechat.core.store import AsyncChatStore, StoreError, default_path
 from flarechat.settings.secrets import KeyringSecretStore
 from flarechat.settings.store import SettingsStore
-from flarechat.ui import theme
-from flarechat.ui.controller import ChatController
-from flarechat.ui.icons import APP_ICON, icon
-from flarechat.ui.loop import FlareEventLoop
-from flarechat.ui.main_window import MainWindow
-from flarechat.ui.preferences import DemoBackend, Preferences
-from flarechat.ui.workspace import WorkspaceController
+from flarechat.ui.control.chat import ChatController
+from flarechat.ui.control.preferences import DemoBackend, Preferences
+from flarechat.ui.control.workspace import WorkspaceController
+from flarechat.ui.shared import theme
+from flarechat.ui.shared.icons import APP_ICON, icon
+from flarechat.ui.shared.loop import FlareEventLoop
+from flarechat.ui.window.main_window import MainWindow
 
 __all__ = ["DemoBackend", "GuiOptions", "run_gui"]
 

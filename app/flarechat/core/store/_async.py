@@ -1,0 +1,179 @@
+"""AsyncChatStore: the GUI-facing store; every call runs on one worker thread, with a timeout."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import functools
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+from flarechat.core.conversation import Conversation, ConversationTree, Message
+from flarechat.core.store._chat import ChatStore
+from flarechat.core.store._errors import StoreError, StoreTimeout
+from flarechat.core.store._open import open_store
+from flarechat.core.store._search import SearchHit
+from flarechat.core.store._types import UNSET, ConversationSummary, OpenReport, Unset
+
+__all__ = ["BULK_TIMEOUT", "DEFAULT_TIMEOUT", "AsyncChatStore"]
+
+#: Seconds a call may take, including waiting up to BUSY_TIMEOUT_MS for another instance.
+DEFAULT_TIMEOUT = 15.0
+#: Opening (migrate, integrity check) and bulk work (export, import) on a large file.
+BULK_TIMEOUT = 120.0
+_THREAD_NAME = "flarechat-store"
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+def _new_executor() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix=_THREAD_NAME)
+
+
+async def _run_on(executor: ThreadPoolExecutor, call: Callable[[], _T], *, seconds: float) -> _T:
+    future = asyncio.get_running_loop().run_in_executor(executor, call)
+    try:
+        return await asyncio.wait_for(future, seconds)
+    except TimeoutError as error:
+        # A call that had not started is cancelled; one already running still finishes.
+        raise StoreTimeout(seconds) from error
+
+
+class AsyncChatStore:
+    """ChatStore for the event loop: same methods, ``async``, never blocking the caller's thread.
+
+    The connection is only ever touched by one worker thread (a one-thread executor), so calls
+    run in the order they were made. A call that exceeds ``timeout`` raises StoreTimeout.
+    Messages are copied when handed over, so the caller may keep mutating its own.
+    """
+
+    def __init__(
+        self,
+        store: ChatStore,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        executor: ThreadPoolExecutor | None = None,
+    ) -> None:
+        self.store = store
+        self.timeout = timeout
+        self._executor = executor if executor is not None else _new_executor()
+        self._closed = False
+
+    @classmethod
+    async def open(cls, path: Path, *, call_timeout: float = DEFAULT_TIMEOUT) -> AsyncChatStore:
+        """open_store() on the worker thread (check, recover, migrate), wrapped.
+
+        Opening itself may take up to BULK_TIMEOUT; later calls get ``call_timeout`` each.
+        """
+        executor = _new_executor()
+        try:
+            store = await _run_on(
+                executor, functools.partial(open_store, path), seconds=BULK_TIMEOUT
+            )
+        except BaseException:
+            executor.shutdown(wait=False, cancel_futures=True)
+            raise
+        return cls(store, timeout=call_timeout, executor=executor)
+
+    @property
+    def report(self) -> OpenReport:
+        return self.store.report
+
+    async def run(
+        self, func: Callable[Concatenate[ChatStore, _P], _T], *args: _P.args, **kwargs: _P.kwargs
+    ) -> _T:
+        """Run ``func(store, ...)`` on the worker thread, within ``timeout``."""
+        return await self._submit(
+            functools.partial(func, self.store, *args, **kwargs), self.timeout
+        )
+
+    async def run_bulk(
+        self, func: Callable[Concatenate[ChatStore, _P], _T], *args: _P.args, **kwargs: _P.kwargs
+    ) -> _T:
+        """Like run(), with BULK_TIMEOUT: for export_all / import_all of a whole history."""
+        call = functools.partial(func, self.store, *args, **kwargs)
+        return await self._submit(call, max(self.timeout, BULK_TIMEOUT))
+
+    async def _submit(self, call: Callable[[], _T], seconds: float) -> _T:
+        if self._closed:
+            raise StoreError("The chat database is closed.")
+        return await _run_on(self._executor, call, seconds=seconds)
+
+    async def close(self) -> None:
+        """Close the connection on its own thread, then stop the thread. Idempotent."""
+        if self._closed:
+            return
+        try:
+            await self.run(ChatStore.close)
+        finally:
+            self._closed = True
+            self._executor.shutdown(wait=False, cancel_futures=True)
+
+    async def check_integrity(self) -> list[str]:
+        return await self.run(ChatStore.check_integrity)
+
+    async def create_conversation(self, conversation: Conversation | None = None) -> Conversation:
+        return await self.run(ChatStore.create_conversation, copy.deepcopy(conversation))
+
+    async def get_conversation(self, conversation_id: str) -> Conversation:
+        return await self.run(ChatStore.get_conversation, conversation_id)
+
+    async def update_conversation(
+        self,
+        conversation_id: str,
+        *,
+        title: str | Unset = UNSET,
+        pinned: bool | Unset = UNSET,
+        model: str | Unset | None = UNSET,
+        system_prompt: str | Unset = UNSET,
+        params: dict[str, Any] | Unset = UNSET,
+        selected: dict[str | None, str] | Unset = UNSET,
+    ) -> Conversation:
+        return await self.run(
+            ChatStore.update_conversation,
+            conversation_id,
+            title=title,
+            pinned=pinned,
+            model=model,
+            system_prompt=system_prompt,
+            params=copy.deepcopy(params),
+            selected=copy.deepcopy(selected),
+        )
+
+    async def list_conversations(self) -> list[ConversationSummary]:
+        return await self.run(ChatStore.list_conversations)
+
+    async def delete_conversation(self, conversation_id: str) -> None:
+        await self.run(ChatStore.delete_conversation, conversation_id)
+
+    async def restore_conversation(self, conversation_id: str) -> None:
+        await self.run(ChatStore.restore_conversation, conversation_id)
+
+    async def purge_deleted(self, older_than: float) -> int:
+        return await self.run(ChatStore.purge_deleted, older_than)
+
+    async def load_tree(self, conversation_id: str) -> ConversationTree:
+        return await self.run(ChatStore.load_tree, conversation_id)
+
+    async def add_message(self, message: Message) -> None:
+        await self.run(ChatStore.add_message, copy.deepcopy(message))
+
+    async def save_partial(self, message_id: str, content: str, reasoning: str) -> None:
+        await self.run(ChatStore.save_partial, message_id, content, reasoning)
+
+    async def finalise_message(self, message: Message) -> None:
+        await self.run(ChatStore.finalise_message, copy.deepcopy(message))
+
+    async def mark_unfinished_as_interrupted(self) -> int:
+        return await self.run(ChatStore.mark_unfinished_as_interrupted)
+
+    async def search(
+        self, query: str, limit: int | None = 50, *, conversation_id: str | None = None
+    ) -> list[SearchHit]:
+        return await self.run(ChatStore.search, query, limit, conversation_id=conversation_id)
+
+    async def neurons_today(self, *, now: float | None = None) -> float:
+        return await self.run(ChatStore.neurons_today, now=now)

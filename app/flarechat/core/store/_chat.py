@@ -1,0 +1,419 @@
+"""ChatStore: the synchronous SQLite store of conversations and messages (one connection)."""
+
+from __future__ import annotations
+
+import functools
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+from flarechat.core.conversation import (
+    STATUS_INTERRUPTED,
+    STATUS_STREAMING,
+    Conversation,
+    ConversationTree,
+    Message,
+    new_id,
+)
+from flarechat.core.store import _codec as codec
+from flarechat.core.store._errors import (
+    NotFound,
+    StoreReadOnly,
+    StoreTooNew,
+    translate,
+)
+from flarechat.core.store._schema import (
+    MIGRATIONS,
+    Migration,
+    migrate,
+    user_version,
+)
+from flarechat.core.store._search import SearchHit, search
+from flarechat.core.store._selection import explicit_selection, selection_after_add
+from flarechat.core.store._types import UNSET, ConversationSummary, OpenReport, Unset
+from flarechat.core.store._usage import neurons_since, utc_day_start
+
+__all__ = ["BUSY_TIMEOUT_MS", "SEARCH_INDEXES", "ChatStore"]
+
+#: How long a write waits for another instance's write lock before StoreBusy.
+BUSY_TIMEOUT_MS = 5000
+_MS_PER_SECOND = 1000
+_OK = "ok"
+_SECONDS_PER_DAY = 24 * 60 * 60
+#: The FTS5 tables (external content: rebuildable from messages / conversations).
+SEARCH_INDEXES = ("messages_fts", "titles_fts")
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+def _translated(
+    method: Callable[Concatenate[ChatStore, _P], _T],
+) -> Callable[Concatenate[ChatStore, _P], _T]:
+    """Serialise access to the connection and turn sqlite3 errors into StoreErrors."""
+
+    @functools.wraps(method)
+    def wrapper(self: ChatStore, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        with self._lock:
+            try:
+                return method(self, *args, **kwargs)
+            except sqlite3.Error as error:
+                raise translate(error, self.path) from error
+
+    return wrapper
+
+
+class ChatStore:
+    """Conversations and messages in one SQLite file (WAL; every write one transaction).
+
+    Synchronous and meant to live on ONE worker thread (see AsyncChatStore); calls are also
+    serialised by a lock, so a store built on one thread may be handed to another.
+    ``max_page_count`` caps the file size (tests use it to simulate a full disk).
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        read_only: bool = False,
+        clock: Callable[[], float] = time.time,
+        migrations: Sequence[Migration] = MIGRATIONS,
+        max_page_count: int | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.read_only = read_only
+        self._clock = clock
+        self._lock = threading.RLock()
+        self.report = OpenReport(path=self.path, read_only=read_only)
+        self._conn = self._connect()
+        try:
+            self._prepare(migrations, max_page_count)
+        except sqlite3.Error as error:
+            self._conn.close()
+            raise translate(error, self.path) from error
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def _connect(self) -> sqlite3.Connection:
+        target = f"{self.path.resolve().as_uri()}?mode=ro" if self.read_only else str(self.path)
+        try:
+            conn = sqlite3.connect(
+                target,
+                uri=self.read_only,
+                isolation_level=None,  # autocommit: transactions are explicit (see _write)
+                check_same_thread=False,  # confinement is AsyncChatStore's job; see class doc
+                timeout=BUSY_TIMEOUT_MS / _MS_PER_SECOND,
+            )
+        except sqlite3.Error as error:
+            raise translate(error, self.path) from error
+        conn.row_factory = sqlite3.Row
+        return conn
+
+    def _prepare(self, migrations: Sequence[Migration], max_page_count: int | None) -> None:
+        conn = self._conn
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS:d}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        if max_page_count is not None:
+            conn.execute(f"PRAGMA max_page_count = {max_page_count:d}")
+        found = user_version(conn)  # the first read: raises "not a database" on garbage
+        if found > len(migrations):
+            raise StoreTooNew(self.path, found=found, supported=len(migrations))
+        if self.read_only:
+            if found < len(migrations):
+                raise StoreReadOnly(self.path)
+            return
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        result = migrate(conn, self.path, now=self._clock(), migrations=migrations)
+        if result.from_version != result.to_version:
+            self.report.migration = result
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; BEGIN IMMEDIATE takes the lock up front (busy_timeout waits)."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._conn
+            self._conn.execute("COMMIT")
+        except BaseException:
+            if self._conn.in_transaction:  # COMMIT itself may fail (disk full, I/O error)
+                self._conn.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> ChatStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @_translated
+    def check_integrity(self) -> list[str]:
+        """``PRAGMA integrity_check`` plus the search indexes' checks; empty when all is well.
+
+        Search index problems start with the index's name (see SEARCH_INDEXES) and can be
+        repaired with rebuild_search_index(); any other problem means a damaged file.
+        """
+        rows = [str(row[0]) for row in self._conn.execute("PRAGMA integrity_check")]
+        problems = [] if rows == [_OK] else rows
+        if not self.read_only and user_version(self._conn) >= 1:
+            for table in SEARCH_INDEXES:
+                try:  # rank 1: also compare the index with the text it indexes
+                    self._conn.execute(
+                        f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)"
+                    )
+                except sqlite3.DatabaseError as error:
+                    problems.append(f"{table}: {error}")
+        return problems
+
+    @_translated
+    def rebuild_search_index(self) -> None:
+        """Rebuild the full-text indexes from the stored text (one transaction)."""
+        with self._write() as conn:
+            for table in SEARCH_INDEXES:
+                conn.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")
+
+    # -- conversations --------------------------------------------------------------------
+
+    @_translated
+    def create_conversation(self, conversation: Conversation | None = None) -> Conversation:
+        """Store a new conversation (a default one when none is given) and return it."""
+        conv = conversation if conversation is not None else Conversation(id=new_id())
+        with self._write() as conn:
+            self._insert_conversation(conn, conv, selected="{}")
+        return conv
+
+    @staticmethod
+    def _insert_conversation(
+        conn: sqlite3.Connection, conv: Conversation, *, selected: str
+    ) -> None:
+        conn.execute(
+            f"INSERT INTO conversations ({codec.CONVERSATION_COLUMNS}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (*codec.conversation_values(conv), selected),
+        )
+
+    def _conversation_row(self, conversation_id: str) -> sqlite3.Row:
+        row: sqlite3.Row | None = self._conn.execute(
+            f"SELECT {codec.CONVERSATION_COLUMNS} FROM conversations WHERE id = ?",
+            (conversation_id,),
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"There is no conversation {conversation_id}.")
+        return row
+
+    @_translated
+    def get_conversation(self, conversation_id: str) -> Conversation:
+        """The conversation (also when soft-deleted: then ``deleted_at`` is set)."""
+        return codec.conversation_from_row(self._conversation_row(conversation_id))
+
+    @_translated
+    def update_conversation(
+        self,
+        conversation_id: str,
+        *,
+        title: str | Unset = UNSET,
+        pinned: bool | Unset = UNSET,
+        model: str | Unset | None = UNSET,
+        system_prompt: str | Unset = UNSET,
+        params: dict[str, Any] | Unset = UNSET,
+        selected: dict[str | None, str] | Unset = UNSET,
+    ) -> Conversation:
+        """Change the given fields (others stay); ``updated_at`` is left alone (no reordering)."""
+        changes: dict[str, Any] = {
+            "title": title,
+            "pinned": pinned if isinstance(pinned, Unset) else int(pinned),
+            "model": model,
+            "system_prompt": system_prompt,
+            "params_json": params if isinstance(params, Unset) else codec.dump_json(params),
+        }
+        changes = {k: v for k, v in changes.items() if not isinstance(v, Unset)}
+        with self._write() as conn:
+            self._conversation_row(conversation_id)
+            if not isinstance(selected, Unset):
+                explicit = explicit_selection(
+                    conn, conversation_id=conversation_id, selected=selected
+                )
+                changes["selected_json"] = codec.encode_selected(explicit)
+            if changes:
+                assignments = ", ".join(f"{column} = :{column}" for column in changes)
+                conn.execute(
+                    f"UPDATE conversations SET {assignments} WHERE id = :id",
+                    {**changes, "id": conversation_id},
+                )
+        return self.get_conversation(conversation_id)
+
+    @_translated
+    def list_conversations(self) -> list[ConversationSummary]:
+        """Conversations not deleted: pinned first, then most recently updated first."""
+        rows = self._conn.execute(
+            "SELECT id, title, pinned, updated_at, created_at FROM conversations "
+            "WHERE deleted_at IS NULL ORDER BY pinned DESC, updated_at DESC, seq DESC"
+        )
+        return [
+            ConversationSummary(
+                id=r[0], title=r[1], pinned=bool(r[2]), updated_at=r[3], created_at=r[4]
+            )
+            for r in rows
+        ]
+
+    def _set_deleted(self, conversation_id: str, deleted_at: float | None) -> None:
+        with self._write() as conn:
+            self._conversation_row(conversation_id)
+            conn.execute(
+                "UPDATE conversations SET deleted_at = ? WHERE id = ?",
+                (deleted_at, conversation_id),
+            )
+
+    @_translated
+    def delete_conversation(self, conversation_id: str) -> None:
+        """Soft delete: hidden from the list and search until restored or purged."""
+        self._set_deleted(conversation_id, self._clock())
+
+    @_translated
+    def restore_conversation(self, conversation_id: str) -> None:
+        """Undo a delete."""
+        self._set_deleted(conversation_id, None)
+
+    @_translated
+    def purge_deleted(self, older_than: float) -> int:
+        """Really delete conversations deleted more than ``older_than`` seconds ago; the count."""
+        cutoff = self._clock() - older_than
+        with self._write() as conn:
+            cursor = conn.execute(
+                "DELETE FROM conversations WHERE deleted_at IS NOT NULL AND deleted_at <= ?",
+                (cutoff,),
+            )
+        return cursor.rowcount
+
+    # -- messages -------------------------------------------------------------------------
+
+    @_translated
+    def load_tree(self, conversation_id: str) -> ConversationTree:
+        """The conversation with all its messages (every branch) and its saved selection."""
+        row = self._conversation_row(conversation_id)
+        messages = [
+            codec.message_from_row(r)
+            for r in self._conn.execute(
+                f"SELECT {codec.MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? "
+                "ORDER BY seq",
+                (conversation_id,),
+            )
+        ]
+        return ConversationTree(
+            codec.conversation_from_row(row),
+            messages,
+            codec.decode_selected(row["selected_json"]),
+        )
+
+    def _insert_message(self, conn: sqlite3.Connection, message: Message) -> None:
+        conn.execute(
+            f"INSERT INTO messages ({codec.MESSAGE_COLUMNS}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            codec.message_values(message),
+        )
+
+    @_translated
+    def add_message(self, message: Message) -> None:
+        """Store a message, make it its parent's selected child, bump the conversation."""
+        with self._write() as conn:
+            row = self._conversation_row(message.conversation_id)
+            self._insert_message(conn, message)
+            conn.execute(
+                "UPDATE conversations SET selected_json = ?, updated_at = max(updated_at, ?) "
+                "WHERE id = ?",
+                (
+                    selection_after_add(conn, saved=row["selected_json"], message=message),
+                    self._clock(),
+                    message.conversation_id,
+                ),
+            )
+
+    @_translated
+    def save_partial(self, message_id: str, content: str, reasoning: str) -> None:
+        """A streaming batch: the reply so far.
+
+        Revives a row that another instance, opening meanwhile, marked interrupted.
+        """
+        with self._write() as conn:
+            cursor = conn.execute(
+                "UPDATE messages SET content = ?, reasoning = ?, status = CASE status "
+                "WHEN ? THEN ? ELSE status END WHERE id = ?",
+                (content, reasoning, STATUS_INTERRUPTED, STATUS_STREAMING, message_id),
+            )
+            if cursor.rowcount == 0:
+                raise NotFound(f"There is no message {message_id}.")
+
+    @_translated
+    def finalise_message(self, message: Message) -> None:
+        """The finished (or stopped / failed) message: text, status and every record."""
+        values = dict(
+            zip(codec.MESSAGE_COLUMNS.split(", "), codec.message_values(message), strict=True)
+        )
+        columns = [
+            c
+            for c in values
+            if c not in ("id", "conversation_id", "parent_id", "role", "created_at")
+        ]
+        assignments = ", ".join(f"{c} = :{c}" for c in columns)
+        with self._write() as conn:
+            cursor = conn.execute(f"UPDATE messages SET {assignments} WHERE id = :id", values)
+            if cursor.rowcount == 0:
+                raise NotFound(f"There is no message {message.id}.")
+            conn.execute(
+                "UPDATE conversations SET updated_at = max(updated_at, ?) WHERE id = ?",
+                (self._clock(), message.conversation_id),
+            )
+
+    @_translated
+    def mark_unfinished_as_interrupted(self) -> int:
+        """After a crash: "streaming" rows become "interrupted" (text kept); the count."""
+        with self._write() as conn:
+            cursor = conn.execute(
+                "UPDATE messages SET status = ? WHERE status = ?",
+                (STATUS_INTERRUPTED, STATUS_STREAMING),
+            )
+        return cursor.rowcount
+
+    @_translated
+    def search(
+        self, query: str, limit: int | None = 50, *, conversation_id: str | None = None
+    ) -> list[SearchHit]:
+        """Full-text search (any user text is safe); one conversation's, in order, if given."""
+        return search(self._conn, query, limit=limit, conversation_id=conversation_id)
+
+    @_translated
+    def neurons_today(self, *, now: float | None = None) -> float:
+        """Neurons of the assistant replies created since 00:00 UTC on ``now``'s day (default:
+        the store's clock), in every conversation — what counts against the daily allocation."""
+        start = utc_day_start(self._clock() if now is None else now)
+        return neurons_since(self._conn, since=start, until=start + _SECONDS_PER_DAY)
+
+    @_translated
+    def insert_trees(self, trees: Sequence[ConversationTree]) -> None:
+        """Store whole conversations (e.g. an import) in one transaction; ids must be new."""
+        with self._write() as conn:
+            for tree in trees:
+                selected = codec.encode_selected(tree.explicit_selection())
+                self._insert_conversation(conn, tree.conversation, selected=selected)
+                for message in tree:  # parents before children (foreign key)
+                    self._insert_message(conn, message)
+
+    @_translated
+    def existing_message_ids(self, ids: Sequence[str]) -> set[str]:
+        """Which of these message ids are already stored (in any conversation)."""
+        found: set[str] = set()
+        for message_id in ids:
+            if self._conn.execute("SELECT 1 FROM messages WHERE id = ?", (message_id,)).fetchone():
+                found.add(message_id)
+        return found

@@ -1,0 +1,110 @@
+"""open_store: open the chat database, moving a corrupt file aside instead of overwriting it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from flarechat.core.store._chat import SEARCH_INDEXES, ChatStore
+from flarechat.core.store._errors import StoreCorrupt, StoreError, StoreReadOnly
+from flarechat.paths import free_sibling
+
+__all__ = ["open_store"]
+
+#: Files SQLite keeps next to a database; they belong to it and move with it.
+_SIDE_FILES = ("-wal", "-shm", "-journal")
+#: Every SQLite 3 database file starts with these bytes.
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_NOT_A_DATABASE = "file is not a database"
+_INDEX_REBUILT = "The search index was damaged and has been rebuilt; no message was lost."
+#: How many integrity problems are quoted in the report (the full list can be long).
+_PROBLEMS_QUOTED = 3
+
+
+def _looks_like_sqlite(path: Path) -> bool:
+    """False for a non-empty file without the SQLite header.
+
+    Checked before SQLite opens the file: on closing a connection to such a file SQLite
+    deletes its -wal, which must move aside with it untouched.
+    """
+    try:
+        with path.open("rb") as file:
+            head = file.read(len(_SQLITE_MAGIC))
+    except FileNotFoundError:
+        return True
+    return head in (b"", _SQLITE_MAGIC)
+
+
+def _open_checked(path: Path, *, clock: Callable[[], float], read_only: bool) -> ChatStore:
+    """Open (migrating if needed) and insist that integrity_check passes."""
+    if not _looks_like_sqlite(path):
+        raise StoreCorrupt(path, _NOT_A_DATABASE)
+    try:
+        store = ChatStore(path, clock=clock, read_only=read_only)
+    except StoreReadOnly:
+        if read_only:
+            raise
+        # A write-protected file at the current schema can still be read: show the history.
+        store = ChatStore(path, clock=clock, read_only=True)
+    try:
+        problems = store.check_integrity()
+        if problems and not store.read_only and all(map(_is_search_index_problem, problems)):
+            store.rebuild_search_index()  # the text is fine: no reason to move the file
+            store.report.problems.append(_INDEX_REBUILT)
+            problems = store.check_integrity()
+    except StoreError:
+        store.close()
+        raise
+    if problems:
+        store.close()
+        raise StoreCorrupt(path, "; ".join(problems[:_PROBLEMS_QUOTED]))
+    return store
+
+
+def _is_search_index_problem(problem: str) -> bool:
+    return problem.startswith(tuple(f"{table}:" for table in SEARCH_INDEXES))
+
+
+def _move_aside(path: Path, *, now: float) -> Path:
+    """Rename the database (and its -wal/-shm) to ``<name>.corrupt-<timestamp>``."""
+    target = free_sibling(path, "corrupt", now=now)
+    path.rename(target)
+    for suffix in _SIDE_FILES:
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            side.rename(target.with_name(target.name + suffix))
+    return target
+
+
+def open_store(
+    path: Path, *, clock: Callable[[], float] = time.time, read_only: bool = False
+) -> ChatStore:
+    """Open the store for the app: check it, recover from damage, mark crashed replies.
+
+    A damaged file is never overwritten: it is moved aside, a fresh database is started and
+    ``store.report`` says where the old one went. A write-protected database opens read-only
+    (``report.read_only``); ``read_only=True`` asks for that (e.g. to look at a backup).
+    Other StoreErrors (newer schema, busy, I/O) reach the caller.
+    """
+    try:
+        store = _open_checked(path, clock=clock, read_only=read_only)
+    except StoreCorrupt as error:
+        if read_only:
+            raise  # moving files is a write too
+        moved = _move_aside(path, now=clock())
+        store = ChatStore(path, clock=clock)
+        store.report.moved_aside = moved
+        store.report.corrupt_detail = error.detail
+        store.report.problems.append(
+            f"{error} It was moved to {moved} and a new, empty database was started."
+        )
+    if store.read_only:
+        store.report.problems.append(str(StoreReadOnly(path)))
+        return store
+    try:
+        store.report.interrupted = store.mark_unfinished_as_interrupted()
+    except StoreReadOnly as error:
+        store.report.read_only = True
+        store.report.problems.append(str(error))
+    return store

@@ -1,0 +1,44 @@
+"""Small value types of the chat store: summaries, the open report, the "leave as is" marker."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from flarechat.core.store._schema import MigrationResult
+
+__all__ = ["UNSET", "ConversationSummary", "OpenReport", "Unset"]
+
+
+class Unset(enum.Enum):
+    """Marks an ``update_conversation`` field that is left as it is."""
+
+    UNSET = enum.auto()
+
+
+UNSET = Unset.UNSET
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationSummary:
+    """What the sidebar needs of a conversation."""
+
+    id: str
+    title: str
+    pinned: bool
+    updated_at: float
+    created_at: float
+
+
+@dataclass(slots=True)
+class OpenReport:
+    """What happened while opening the database (shown to the user when not uneventful)."""
+
+    path: Path
+    migration: MigrationResult | None = None
+    moved_aside: Path | None = None  # a corrupt file moved here; a fresh database replaced it
+    corrupt_detail: str | None = None
+    interrupted: int = 0  # replies a crash left "streaming", now marked interrupted
+    read_only: bool = False
+    problems: list[str] = field(default_factory=list)

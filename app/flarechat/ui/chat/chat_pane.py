@@ -1,0 +1,289 @@
+"""The centre of the window: demo strip, find bar, transcript, banners and composer, bound to
+the ChatController's signals. Layout and routing only: it shows the controller's current
+conversation and remembers nothing but which message the banners are about.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from flarechat.ui.chat.banners import NoticeBanner, RetryBanner
+from flarechat.ui.chat.composer import ComposerWidget
+from flarechat.ui.chat.panels import DemoStrip, FindBar
+from flarechat.ui.control import presenting
+from flarechat.ui.control.chat import ChatController
+from flarechat.ui.transcript.message_view import MessageData
+from flarechat.ui.transcript.transcript import TranscriptView
+
+__all__ = ["ChatPane"]
+
+EDITING_TITLE = "Editing an earlier message"
+EDITING_TEXT = "Sending makes a new branch; the original stays available with \u2039 \u203a."
+CANCEL_EDIT = ("cancel_edit", "Cancel edit")
+STORE_PROBLEM_TITLE = "Can't save to the chat database"
+BANNER_MARGIN_PX = 12
+
+
+def short_model(model: str) -> str:
+    return model.rsplit("/", 1)[-1]
+
+
+class ChatPane(QWidget):
+    """Transcript + composer + banners of the open conversation.
+
+    Signals:
+        settings_requested(): a banner's "Open settings" (or the demo strip) was clicked.
+        switch_model_requested(): "Switch model…" was clicked.
+        demo_requested(): "Try demo mode" was clicked.
+    """
+
+    settings_requested = Signal()
+    switch_model_requested = Signal()
+    demo_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("chatPane")
+        self.demo_strip = DemoStrip(self)
+        self.find_bar = FindBar(self)
+        self.transcript = TranscriptView(self)
+        self.retry_banner = RetryBanner(self)
+        self.notice_banner = NoticeBanner(self)
+        self.edit_strip = NoticeBanner(self)
+        self.composer = ComposerWidget(self)
+        self.retry_banner.setAccessibleName("Capacity notice")
+        self.edit_strip.setAccessibleName("Editing notice")
+        self._banner_message: str | None = None  # the reply the banners are about
+        self._store_problem: str | None = None  # the database's failure, until dismissed
+        self._chat: ChatController | None = None
+        column = QVBoxLayout(self)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(6)
+        column.addWidget(self.demo_strip)
+        column.addWidget(self.find_bar)
+        column.addWidget(self.transcript, 1)
+        for widget in (self.retry_banner, self.notice_banner, self.edit_strip, self.composer):
+            column.addWidget(widget)
+        column.setContentsMargins(BANNER_MARGIN_PX, 0, BANNER_MARGIN_PX, BANNER_MARGIN_PX)
+        self.demo_strip.settings_requested.connect(self.settings_requested)
+        self.notice_banner.dismissed.connect(self._on_notice_dismissed)
+
+    @property
+    def chat(self) -> ChatController:
+        assert self._chat is not None, "bind() first"
+        return self._chat
+
+    def bind(self, chat: ChatController) -> None:
+        """Connect the widgets' intents to the controller and its signals to the widgets."""
+        self._chat = chat
+        self._bind_intents(chat)
+        chat.conversation_opened.connect(self.on_conversation_opened)
+        chat.message_added.connect(self.on_message_added)
+        chat.message_updated.connect(self.on_message_updated)
+        chat.path_changed.connect(self.on_path_changed)
+        chat.turn_started.connect(self.on_turn_started)
+        chat.siblings_changed.connect(self.on_siblings_changed)
+        chat.turn_text_appended.connect(self.on_text_appended)
+        chat.turn_reasoning_appended.connect(self.on_reasoning_appended)
+        chat.turn_finished.connect(self.on_turn_finished)
+        chat.turn_failed.connect(self.on_turn_failed)
+        chat.retry_scheduled.connect(self.on_retry_scheduled)
+        chat.retry_cleared.connect(self.on_retry_cleared)
+        chat.busy_changed.connect(self.composer.set_busy)
+        chat.model_changed.connect(self.composer.set_model)
+        chat.composer_text_requested.connect(self.composer.set_text)
+        chat.editing_changed.connect(self.on_editing_changed)
+        chat.store_problem.connect(self.on_store_problem)
+
+    def _bind_intents(self, chat: ChatController) -> None:
+        self.composer.send_requested.connect(chat.send)
+        self.composer.stop_requested.connect(self.on_escape)
+        self.composer.edit_last_requested.connect(chat.edit_last)
+        self.transcript.regenerate_requested.connect(chat.regenerate)
+        self.transcript.edit_requested.connect(chat.start_edit)
+        self.transcript.continue_requested.connect(chat.continue_reply)
+        self.transcript.branch_requested.connect(chat.switch_branch)
+        self.retry_banner.retry_now_requested.connect(chat.retry_now)
+        self.retry_banner.wait_in_queue_requested.connect(chat.wait_in_queue)
+        self.retry_banner.switch_model_requested.connect(self.switch_model_requested)
+        self.retry_banner.cancel_requested.connect(chat.cancel_retry)
+        self.notice_banner.action_triggered.connect(self.on_notice_action)
+        self.edit_strip.action_triggered.connect(lambda _action: chat.cancel_edit())
+        self.find_bar.match_selected.connect(self.show_message)
+
+    # -- the conversation ------------------------------------------------------------------
+
+    def on_conversation_opened(self, _conversation_id: str, messages: list[MessageData]) -> None:
+        self.clear_banners()
+        running = next((i for i, m in enumerate(messages) if self.chat.is_running(m.id)), None)
+        settled = messages if running is None else messages[:running]
+        self.transcript.set_history(settled)
+        self._append(messages[len(settled) :])
+        if (retry := self.chat.pending_retry()) is not None:
+            self.on_retry_scheduled(*retry)
+        self.composer.setFocus()
+
+    def _append(self, messages: Sequence[MessageData]) -> None:
+        """Show messages after the last one on screen; a streaming one continues live."""
+        for data in messages:
+            if not self.chat.is_running(data.id):
+                self.transcript.add_message(data)
+                continue
+            self.transcript.begin_reply(data.id, model=data.model)
+            self.transcript.append_text(data.id, data.content)
+            self.transcript.append_reasoning(data.id, data.reasoning)
+            if data.sibling_count > 1:
+                self.transcript.set_siblings(data.id, data.sibling_index, data.sibling_count)
+
+    def _current(self, conversation_id: str) -> bool:
+        return conversation_id == self.chat.current_id
+
+    def on_message_added(self, conversation_id: str, data: MessageData) -> None:
+        if self._current(conversation_id):
+            self.transcript.add_message(data)
+
+    def on_message_updated(self, data: MessageData) -> None:
+        if self.chat.is_shown(data.id):
+            self.transcript.update_message(data)
+
+    def on_path_changed(self, conversation_id: str, first: str, shown: list[MessageData]) -> None:
+        if self._current(conversation_id):
+            self.transcript.remove_from(first)
+            self._append(shown)
+
+    def show_message(self, message_id: str) -> None:
+        """Open the transcript at a message (a search hit or a find match), loading its page
+        if it is far back in the history, and mark it briefly. A message on a branch that is
+        not shown brings its branch on screen first (ChatController.reveal)."""
+        self.chat.reveal(message_id)
+        self.transcript.scroll_to(message_id)
+
+    # -- replies ---------------------------------------------------------------------------
+
+    def on_turn_started(self, conversation_id: str, message_id: str) -> None:
+        if not self._current(conversation_id):
+            return
+        self.clear_banners()
+        self.transcript.begin_reply(message_id, model=self.chat.current_model())
+
+    def on_siblings_changed(self, message_id: str, index: int, count: int) -> None:
+        if self.chat.is_shown(message_id):
+            self.transcript.set_siblings(message_id, index, count)
+
+    def on_text_appended(self, message_id: str, text: str) -> None:
+        if self.chat.is_shown(message_id):
+            self.transcript.append_text(message_id, text)
+
+    def on_reasoning_appended(self, message_id: str, text: str) -> None:
+        if self.chat.is_shown(message_id):
+            self.transcript.append_reasoning(message_id, text)
+
+    def on_turn_finished(self, message_id: str, data: MessageData) -> None:
+        if self.chat.is_shown(message_id):
+            self.transcript.finish_reply(message_id, data)
+
+    def on_turn_failed(
+        self, message_id: str, kind: str, message: str, extra: dict[str, Any]
+    ) -> None:
+        if not self.chat.is_shown(message_id):
+            return
+        self.clear_banners()
+        self._banner_message = message_id
+        if kind == "capacity":
+            model = short_model(str(extra.get("model", "")))
+            attempts = int(extra.get("attempts", 1))
+            self.retry_banner.show_exhausted(model=model, attempts=attempts)
+            return
+        spec = presenting.notice_for_failure(kind, message, extra=extra)
+        self._show_notice(spec)
+
+    def _show_notice(self, spec: presenting.NoticeSpec) -> None:
+        self.notice_banner.show(spec.kind, spec.title, spec.text, spec.actions)
+        if spec.countdown:
+            self.notice_banner.show_countdown(spec.countdown, label="You can retry in")
+
+    def on_retry_scheduled(
+        self,
+        message_id: str,
+        attempt: int,
+        max_attempts: int,
+        seconds: float,
+        model: str,
+        kind: str,
+    ) -> None:
+        if not self.chat.is_shown(message_id):
+            return
+        self._banner_message = message_id
+        if kind == "capacity":
+            self.notice_banner.hide()
+            self.retry_banner.show_capacity(
+                model=short_model(model),
+                attempt=attempt,
+                max_attempts=max_attempts,
+                seconds=seconds,
+            )
+            return
+        self.retry_banner.hide()
+        self._show_notice(presenting.retry_notice(kind))
+        self.notice_banner.show_countdown(seconds)
+
+    def on_retry_cleared(self, message_id: str) -> None:
+        if message_id == self._banner_message:
+            self.clear_banners()
+
+    def clear_banners(self) -> None:
+        """Hide the banners about a reply; the database problem stays until dismissed."""
+        self._banner_message = None
+        self.retry_banner.hide()
+        self.notice_banner.hide()
+        self._show_store_problem()
+
+    def on_notice_action(self, action: str) -> None:
+        chat, target = self.chat, self._banner_message
+        handlers = {
+            "retry": lambda: chat.retry_failed(target),
+            "retry_now": chat.retry_now,
+            "cancel_retry": chat.cancel_retry,
+            "open_settings": self.settings_requested.emit,
+            "switch_model": self.switch_model_requested.emit,
+            "demo": self.demo_requested.emit,
+        }
+        handler = handlers.get(action)
+        if action in ("retry", "demo", "open_settings", "switch_model"):
+            self.clear_banners()
+        if handler is not None:
+            handler()
+
+    def on_escape(self) -> None:
+        """Esc (or Stop): stop the reply; with none running, cancel a pending edit."""
+        if self.chat.is_busy():
+            self.chat.stop()
+        else:
+            self.chat.cancel_edit()
+
+    def on_editing_changed(self, editing: bool) -> None:
+        if editing:
+            self.edit_strip.show("info", EDITING_TITLE, EDITING_TEXT, [CANCEL_EDIT])
+        else:
+            self.edit_strip.hide()
+
+    def on_store_problem(self, text: str) -> None:
+        """The database failed (said once per problem): the banner stays up, across replies,
+        until the user dismisses it, since nothing new is saved meanwhile."""
+        self._store_problem = text
+        self._show_store_problem()
+
+    def _show_store_problem(self) -> None:
+        if self._store_problem is not None:
+            self.notice_banner.show("error", STORE_PROBLEM_TITLE, self._store_problem, [])
+
+    def _on_notice_dismissed(self) -> None:
+        if self.notice_banner.title == STORE_PROBLEM_TITLE:
+            self._store_problem = None
+
+    def show_notice(self, kind: str, title: str, text: str, actions: list[tuple[str, str]]) -> None:
+        self.notice_banner.show(kind, title, text, actions)

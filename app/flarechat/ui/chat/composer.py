@@ -1,0 +1,258 @@
+"""The composer: a growing text box that sends on Enter, with a Send button that turns into Stop."""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import QEvent, QObject, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import (
+    QColor,
+    QFontMetricsF,
+    QIcon,
+    QInputMethodEvent,
+    QKeyEvent,
+    QPainter,
+    QPaintEvent,
+    QPen,
+    QResizeEvent,
+)
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QPlainTextEdit, QToolButton, QWidget
+
+from flarechat.ui.shared.icons import icon
+from flarechat.ui.shared.theme import current_palette, fill_rounded, named
+
+__all__ = ["MAX_LINES", "MIN_LINES", "ComposerWidget"]
+
+MIN_LINES = 1
+MAX_LINES = 8
+SEND_BUTTON_PX = 32
+SEND_ICON_PX = 18
+PLACEHOLDER = "Message {model} — Enter to send, Shift+Enter for a new line"
+_SEND_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+#: QPlainTextEdit scrolls by a line unless its viewport has this extra pixel.
+_LINE_SLACK_PX = 1
+#: Events after which the line height may differ (zoom, another font or style).
+_METRIC_EVENTS = (QEvent.Type.FontChange, QEvent.Type.StyleChange)
+
+
+class _ComposerEdit(QPlainTextEdit):
+    """The text box; turns key presses into intents for its ComposerWidget."""
+
+    submit = Signal()
+    escape = Signal()
+    up_in_empty = Signal()
+    metrics_changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("composerEdit")
+        self.setTabChangesFocus(True)
+        self._composing = False
+
+    def line_height(self) -> int:
+        """Pixels per line as the text layout places them: QTextLine rounds each line's
+        height up, so QFontMetrics.lineSpacing() (rounded to nearest) can be a pixel short
+        per line, and the box would then scroll by one line with a scroll bar showing."""
+        return math.ceil(QFontMetricsF(self.document().defaultFont()).height())
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)  # updates the document's font first
+        if event.type() in _METRIC_EVENTS:
+            self.metrics_changed.emit()
+
+    def inputMethodEvent(self, event: QInputMethodEvent) -> None:
+        # While an input method composes (CJK, dead keys…), Enter belongs to the IME.
+        self._composing = bool(event.preeditString())
+        super().inputMethodEvent(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key, mods = event.key(), event.modifiers()
+        if key in _SEND_KEYS and self._composing:
+            event.accept()  # the input method owns Enter until it commits
+            return
+        if key in _SEND_KEYS:
+            if mods & Qt.KeyboardModifier.ShiftModifier:
+                self.insertPlainText("\n")
+            else:
+                self.submit.emit()
+            event.accept()
+            return
+        if key == Qt.Key.Key_Escape and not self._composing:
+            self.escape.emit()
+            event.accept()
+            return
+        if key == Qt.Key.Key_Up and not mods and not self.toPlainText():
+            self.up_in_empty.emit()
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+
+class _RoundButton(QToolButton):
+    """The accent-coloured round Send/Stop button."""
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        palette = current_palette()
+        if not self.isEnabled():
+            fill = palette.border
+        elif self.underMouse() or self.isDown():
+            fill = palette.accent_hover
+        else:
+            fill = palette.accent
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QColor(fill))
+        painter.drawEllipse(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5))
+        size = self.iconSize()
+        mode = QIcon.Mode.Normal if self.isEnabled() else QIcon.Mode.Disabled
+        pixmap = self.icon().pixmap(size, self.devicePixelRatioF(), mode)
+        painter.drawPixmap(
+            (self.width() - size.width()) // 2, (self.height() - size.height()) // 2, pixmap
+        )
+        if self.hasFocus():
+            painter.setPen(QPen(QColor(palette.text), 1, Qt.PenStyle.DotLine))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawEllipse(QRectF(self.rect()).adjusted(1.5, 1.5, -1.5, -1.5))
+        painter.end()
+
+
+class ComposerWidget(QFrame):
+    """Where the user writes. Stays editable while a reply streams.
+
+    Signals:
+        send_requested(str): Enter or Send with non-blank text (the box is then cleared).
+        stop_requested(): Esc, or the Send button while busy (it shows Stop then).
+        edit_last_requested(): Up in an empty box.
+    """
+
+    send_requested = Signal(str)
+    stop_requested = Signal()
+    edit_last_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("composerFrame")
+        self._busy = False
+        self._edit = _ComposerEdit(self)
+        self._edit.setAccessibleName("Message")
+        self._edit.submit.connect(self._on_submit)
+        self._edit.escape.connect(self.stop_requested)
+        self._edit.up_in_empty.connect(self.edit_last_requested)
+        self._edit.textChanged.connect(self._on_text_changed)
+        self._edit.metrics_changed.connect(self._fit_height)
+        self._edit.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._edit.setFrameShape(QFrame.Shape.NoFrame)
+        self._edit.installEventFilter(self)
+        self._button = named(_RoundButton(self), "sendButton")
+        self._button.setFixedSize(SEND_BUTTON_PX, SEND_BUTTON_PX)
+        self._button.setIconSize(QSize(SEND_ICON_PX, SEND_ICON_PX))
+        self._button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self._button.clicked.connect(self._on_button_clicked)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(10, 6, 6, 6)
+        row.setSpacing(6)
+        row.addWidget(self._edit, 1)
+        row.addWidget(self._button, 0, Qt.AlignmentFlag.AlignBottom)
+        self.setFocusProxy(self._edit)
+        self.set_model("")
+        self._update_button()
+        self._fit_height()
+
+    @property
+    def editor(self) -> QPlainTextEdit:
+        return self._edit
+
+    @property
+    def send_button(self) -> QToolButton:
+        return self._button
+
+    def is_busy(self) -> bool:
+        return self._busy
+
+    def text(self) -> str:
+        return self._edit.toPlainText()
+
+    def set_text(self, text: str) -> None:
+        """Put ``text`` in the box (edit flows), cursor at the end, focused."""
+        self._edit.setPlainText(text)
+        cursor = self._edit.textCursor()
+        cursor.movePosition(cursor.MoveOperation.End)
+        self._edit.setTextCursor(cursor)
+        self._edit.setFocus()
+
+    def set_model(self, model: str) -> None:
+        name = model.rsplit("/", 1)[-1] if model else "the model"
+        self._edit.setPlaceholderText(PLACEHOLDER.format(model=name))
+
+    def set_busy(self, busy: bool) -> None:
+        """While busy the button is Stop; the box stays editable for the next message."""
+        self._busy = busy
+        self._update_button()
+
+    def _on_submit(self) -> None:
+        text = self._edit.toPlainText()
+        if self._busy or not text.strip():
+            return
+        self._edit.clear()
+        self.send_requested.emit(text)
+
+    def _on_button_clicked(self) -> None:
+        if self._busy:
+            self.stop_requested.emit()
+        else:
+            self._on_submit()
+
+    def _on_text_changed(self) -> None:
+        self._update_button()
+        self._fit_height()
+
+    def _update_button(self) -> None:
+        if self._busy:
+            self._button.setIcon(icon("stop", role="on-accent"))
+            self._button.setToolTip("Stop generating (Esc)")
+            self._button.setAccessibleName("Stop generating")
+            self._button.setEnabled(True)
+        else:
+            self._button.setIcon(icon("send", role="on-accent"))
+            self._button.setToolTip("Send (Enter)")
+            self._button.setAccessibleName("Send message")
+            self._button.setEnabled(bool(self._edit.toPlainText().strip()))
+
+    def _fit_height(self) -> None:
+        """Grow with the text from MIN_LINES to MAX_LINES, then scroll."""
+        lines = int(self._edit.document().documentLayout().documentSize().height())
+        shown = max(MIN_LINES, min(MAX_LINES, lines))
+        margins = self._edit.contentsMargins()
+        height = (
+            shown * self._edit.line_height()
+            + 2 * math.ceil(self._edit.document().documentMargin())
+            + _LINE_SLACK_PX
+            + margins.top()
+            + margins.bottom()
+        )
+        overflow = lines > MAX_LINES
+        policy = Qt.ScrollBarPolicy
+        self._edit.setVerticalScrollBarPolicy(
+            policy.ScrollBarAsNeeded if overflow else policy.ScrollBarAlwaysOff
+        )
+        if self._edit.height() != height:
+            self._edit.setFixedHeight(height)
+        if not overflow:
+            self._edit.verticalScrollBar().setValue(0)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        palette = current_palette()
+        border = palette.accent if self._edit.hasFocus() else palette.border
+        painter = QPainter(self)
+        fill_rounded(painter, QRectF(self.rect()), fill=palette.base, border=border)
+        painter.end()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._edit and event.type() in (QEvent.Type.FocusIn, QEvent.Type.FocusOut):
+            self.update()  # the frame's border shows focus
+        return super().eventFilter(watched, event)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_height()

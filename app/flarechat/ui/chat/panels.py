@@ -1,0 +1,213 @@
+"""Two small panels of the window: the first-run welcome, and the find-in-conversation bar."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from flarechat.ui.shared.icons import APP_ICON, icon, icon_pixmap
+
+__all__ = ["DEMO_LABEL", "DemoStrip", "FindBar", "WelcomePanel"]
+
+WELCOME_ICON_PX = 96
+WELCOME_BUTTON_SIZE = (150, 34)
+DEMO_ICON_PX = 16
+DEMO_LABEL = "Demo mode \N{EM DASH} replies are simulated"
+#: Typing pauses this long before the find runs.
+FIND_DEBOUNCE_MS = 200
+WELCOME_TEXT = (
+    "Chat with Cloudflare Workers AI models.<br>"
+    "Add your account to start, or try Flarechat now with simulated replies."
+)
+
+
+class WelcomePanel(QWidget):
+    """Shown instead of the transcript on a first run without an account.
+
+    Signals:
+        settings_requested(): open the settings dialog.
+        demo_requested(): switch this window to the built-in emulator.
+    """
+
+    settings_requested = Signal()
+    demo_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("welcomePanel")
+        self.setAccessibleName("Welcome")
+        logo = QLabel(self)
+        dpr = self.devicePixelRatioF()
+        logo.setPixmap(icon_pixmap(APP_ICON, WELCOME_ICON_PX, dpr=dpr, role="accent"))
+        logo.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        logo.setAccessibleName("Flarechat")
+        title = QLabel("Welcome to Flarechat", self)
+        font = title.font()
+        font.setPointSizeF(font.pointSizeF() * 1.6)
+        font.setBold(True)
+        title.setFont(font)
+        title.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        line = QLabel(WELCOME_TEXT, self)
+        line.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.settings_button = QPushButton("Open settings", self)
+        self.settings_button.setDefault(True)
+        self.settings_button.setAccessibleName("Open settings")
+        self.demo_button = QPushButton("Try demo mode", self)
+        self.demo_button.setAccessibleName("Try demo mode")
+        for button in (self.settings_button, self.demo_button):
+            button.setMinimumSize(WELCOME_BUTTON_SIZE[0], WELCOME_BUTTON_SIZE[1])
+        self.settings_button.clicked.connect(self.settings_requested)
+        self.demo_button.clicked.connect(self.demo_requested)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.settings_button)
+        buttons.addWidget(self.demo_button)
+        buttons.addStretch(1)
+        column = QVBoxLayout(self)
+        column.addStretch(1)
+        for widget in (logo, title):
+            column.addWidget(widget)
+        column.addWidget(line)
+        column.addSpacing(12)
+        column.addLayout(buttons)
+        column.addStretch(2)
+
+
+class DemoStrip(QFrame):
+    """The persistent strip saying that replies come from the built-in emulator.
+
+    Signals:
+        settings_requested(): the user wants to set up a real account.
+    """
+
+    settings_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("banner")
+        self.setProperty("kind", "info")
+        self.setAccessibleName(DEMO_LABEL)
+        mark = QLabel(self)
+        mark.setObjectName("bannerIcon")
+        mark.setPixmap(
+            icon_pixmap("info", DEMO_ICON_PX, dpr=self.devicePixelRatioF(), role="accent")
+        )
+        text = QLabel(
+            f"<b>{DEMO_LABEL}</b> by Flarechat's built-in emulator; nothing leaves this computer.",
+            self,
+        )
+        text.setObjectName("bannerText")
+        text.setWordWrap(True)
+        button = QPushButton("Use my account\N{HORIZONTAL ELLIPSIS}", self)
+        button.setAccessibleName("Use my Cloudflare account")
+        button.clicked.connect(self.settings_requested)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(12, 6, 8, 6)
+        row.addWidget(mark)
+        row.addWidget(text, 1)
+        row.addWidget(button)
+        self.hide()
+
+
+class FindBar(QWidget):
+    """Find in the open conversation: a field, "2 of 5", previous/next, close.
+
+    Signals:
+        find_requested(str): the (debounced) text to look for.
+        match_selected(str): the message id of the match to show.
+        closed(): the bar was closed (Esc or its close button).
+    """
+
+    find_requested = Signal(str)
+    match_selected = Signal(str)
+    closed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("findBar")
+        self._matches: list[str] = []
+        self._index = -1
+        self.field = QLineEdit(self)
+        self.field.setPlaceholderText("Find in this conversation")
+        self.field.setAccessibleName("Find in this conversation")
+        self.field.setClearButtonEnabled(True)
+        self.count = QLabel("", self)
+        self.count.setObjectName("mutedLabel")
+        self.count.setMinimumWidth(70)
+        self.previous = self._tool("chevron-left", "Previous match")
+        self.next = self._tool("chevron-right", "Next match (Enter)")
+        close = QToolButton(self)
+        close.setText("\N{MULTIPLICATION SIGN}")
+        close.setAccessibleName("Close find bar")
+        close.setToolTip("Close (Esc)")
+        close.setAutoRaise(True)
+        close.clicked.connect(self.close_bar)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(12, 6, 12, 2)
+        row.addWidget(self.field, 1)
+        for widget in (self.count, self.previous, self.next, close):
+            row.addWidget(widget)
+        self._timer = QTimer(self, singleShot=True, interval=FIND_DEBOUNCE_MS)
+        self._timer.setObjectName("find-debounce")
+        self._timer.timeout.connect(lambda: self.find_requested.emit(self.field.text()))
+        self.field.textChanged.connect(lambda _text: self._timer.start())
+        self.field.returnPressed.connect(lambda: self.step(+1))
+        self.previous.clicked.connect(lambda: self.step(-1))
+        self.next.clicked.connect(lambda: self.step(+1))
+        self.hide()
+
+    def _tool(self, name: str, tip: str) -> QToolButton:
+        button = QToolButton(self)
+        button.setIcon(icon(name))
+        button.setToolTip(tip)
+        button.setAccessibleName(tip.split(" (")[0])
+        button.setAutoRaise(True)
+        return button
+
+    def open_bar(self) -> None:
+        self.show()
+        self.field.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.field.selectAll()
+
+    def close_bar(self) -> None:
+        self.hide()
+        self.closed.emit()
+
+    def set_matches(self, query: str, message_ids: list[str]) -> None:
+        """Results for ``query`` (ignored if the field has moved on); shows the last match."""
+        if query != self.field.text():
+            return
+        self._matches = list(message_ids)
+        self._index = len(self._matches) - 1
+        self._show_current()
+
+    def step(self, delta: int) -> None:
+        if self._matches:
+            self._index = (self._index + delta) % len(self._matches)
+            self._show_current()
+
+    def _show_current(self) -> None:
+        total = len(self._matches)
+        if not self.field.text().strip():
+            self.count.setText("")
+        elif total == 0:
+            self.count.setText("No matches")
+        else:
+            self.count.setText(f"{self._index + 1} of {total}")
+            self.match_selected.emit(self._matches[self._index])
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() == Qt.Key.Key_Escape:
+            self.close_bar()
+            return
+        super().keyPressEvent(event)

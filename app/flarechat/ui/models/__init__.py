@@ -1,0 +1,1 @@
+"""The model picker: toolbar button, searchable popup, catalogue list and badges."""

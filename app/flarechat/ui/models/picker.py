@@ -1,0 +1,255 @@
+"""The toolbar's model picker: a compact button and a searchable popup over the catalogue."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import QPoint, QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QFont, QFontMetrics, QPaintEvent
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QPushButton,
+    QSizePolicy,
+    QStyle,
+    QStyleOptionButton,
+    QStylePainter,
+    QWidget,
+)
+
+from flarechat.api.models import ModelInfo
+from flarechat.ui.models.listing import (
+    Badge,
+    ModelListModel,
+    badges_for,
+    badges_width,
+    paint_badges,
+)
+from flarechat.ui.models.popup import ModelPickerPopup
+
+__all__ = ["ModelPicker", "ModelPickerPopup", "format_age"]
+
+POPUP_WIDTH = 540
+POPUP_HEIGHT = 460
+AGE_REFRESH_MS = 30_000
+BUTTON_PAD_H = 10
+BUTTON_GAP = 8
+BUTTON_MIN_HEIGHT = 30
+ARROW_SIZE = 10
+#: Extra px so fractional glyph advances never make a name that fits elide.
+TEXT_SLACK = 2
+NAME_MAX_CHARS = 44  # long enough for every current catalogue id; longer ones elide
+_MINUTE = 60
+_HOUR = 3_600
+_DAY = 86_400
+
+
+def format_age(seconds: float) -> str:
+    """``"just now"``, ``"5 min ago"``, ``"3 h ago"``, ``"2 days ago"``."""
+    if seconds < _MINUTE:
+        return "just now"
+    if seconds < _HOUR:
+        return f"{int(seconds // _MINUTE)} min ago"
+    if seconds < _DAY:
+        return f"{int(seconds // _HOUR)} h ago"
+    days = int(seconds // _DAY)
+    return f"{days} day ago" if days == 1 else f"{days} days ago"
+
+
+class _PickerButton(QPushButton):
+    """A push button painting the model's short name, its badges and a drop-down arrow."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._name = ""
+        self._badges: list[Badge] = []
+        self.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
+
+    def set_model(self, name: str, badges: list[Badge]) -> None:
+        self._name = name
+        self._badges = badges
+        self.updateGeometry()
+        self.update()
+
+    def display_name(self) -> str:
+        return self._name
+
+    def badge_texts(self) -> list[str]:
+        return [badge.text for badge in self._badges]
+
+    def _bold(self) -> QFont:
+        font = QFont(self.font())
+        font.setBold(True)
+        return font
+
+    def sizeHint(self) -> QSize:
+        metrics = QFontMetrics(self._bold())
+        name_w = min(
+            metrics.horizontalAdvance(self._name), metrics.averageCharWidth() * NAME_MAX_CHARS
+        )
+        badge_w = badges_width(self._badges, self.font()) + BUTTON_GAP if self._badges else 0
+        width = 2 * BUTTON_PAD_H + name_w + TEXT_SLACK + badge_w + BUTTON_GAP + ARROW_SIZE
+        height = max(super().sizeHint().height(), BUTTON_MIN_HEIGHT)
+        return QSize(width, height)
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(2 * BUTTON_PAD_H + 6 * ARROW_SIZE, self.sizeHint().height())
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QStylePainter(self)
+        option = QStyleOptionButton()
+        self.initStyleOption(option)
+        option.text = ""
+        painter.drawControl(QStyle.ControlElement.CE_PushButton, option)
+        painter.setRenderHint(QStylePainter.RenderHint.Antialiasing)
+        inner = self.rect().adjusted(BUTTON_PAD_H, 0, -BUTTON_PAD_H, 0)
+        arrow = QRect(
+            inner.right() - ARROW_SIZE, inner.center().y() - ARROW_SIZE // 2, ARROW_SIZE, ARROW_SIZE
+        )
+        arrow_opt = QStyleOptionButton()
+        arrow_opt.initFrom(self)
+        arrow_opt.rect = arrow
+        painter.drawPrimitive(QStyle.PrimitiveElement.PE_IndicatorArrowDown, arrow_opt)
+        room = inner.width() - ARROW_SIZE - BUTTON_GAP
+        badge_w = badges_width(self._badges, self.font()) + BUTTON_GAP if self._badges else 0
+        bold = self._bold()
+        metrics = QFontMetrics(bold)
+        name_min = min(metrics.horizontalAdvance(self._name), metrics.averageCharWidth() * 8)
+        show_badges = bool(self._badges) and room - badge_w >= name_min
+        name_room = room - badge_w if show_badges else room
+        name = metrics.elidedText(self._name, Qt.TextElideMode.ElideRight, name_room)
+        painter.setFont(bold)
+        painter.setPen(self.palette().color(self.foregroundRole()))
+        name_rect = QRect(inner.left(), inner.top(), name_room, inner.height())
+        align = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+        painter.drawText(name_rect, int(align), name)
+        if show_badges:
+            painter.setFont(self.font())
+            left = inner.left() + metrics.horizontalAdvance(name) + BUTTON_GAP
+            paint_badges(
+                painter,
+                left=left,
+                center_y=inner.center().y() + 1,
+                badges=self._badges,
+                palette=self.palette(),
+            )
+
+
+class ModelPicker(QWidget):
+    """The toolbar control choosing the model: cached catalogue first, live list when it lands.
+
+    Signals:
+        model_selected(str): the user picked a model id (listed or typed by hand).
+        refresh_requested(): the user asked for a fresh catalogue.
+    """
+
+    model_selected = Signal(str)
+    refresh_requested = Signal()
+
+    def __init__(
+        self, parent: QWidget | None = None, *, clock: Callable[[], float] = time.time
+    ) -> None:
+        super().__init__(parent)
+        self._clock = clock
+        self._current = ""
+        self._fetched_at: float | None = None
+        self._offline = False
+        self._loading = False
+        self._model = ModelListModel(self)
+        self.button = _PickerButton(self)
+        self.button.setAccessibleName("Model")
+        self.popup = ModelPickerPopup(self._model, self)
+        self._age_timer = QTimer(self)
+        self._age_timer.setObjectName("model-picker-age")
+        self._age_timer.setInterval(AGE_REFRESH_MS)
+        box = QHBoxLayout(self)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.addWidget(self.button)
+        self.button.clicked.connect(self.open_popup)
+        self.popup.chosen.connect(self._on_popup_chosen)
+        self.popup.refresh_requested.connect(self.refresh_requested)
+        self.popup.closed.connect(self._age_timer.stop)
+        self._age_timer.timeout.connect(self._update_status)
+        self._update_button()
+        self._update_status()
+
+    # -- public API -----------------------------------------------------------------------
+    def set_models(
+        self, models: list[ModelInfo], *, fetched_at: float | None, offline: bool
+    ) -> None:
+        """Show a catalogue: ``offline`` means it came from the cache after a failed fetch."""
+        ordered = sorted(models, key=lambda m: (m.short_name.casefold(), m.name))
+        highlighted = self.popup.highlighted_name()
+        self._model.set_models(ordered)
+        self._fetched_at = fetched_at
+        self._offline = offline
+        self._update_button()
+        self._update_status()
+        if self.popup.isVisible():  # the live list landed while the user is choosing
+            self.popup.keep_highlight(highlighted)
+
+    def set_current(self, model_id: str) -> None:
+        self._current = model_id
+        self.popup.delegate.current_id = model_id
+        self.popup.view.viewport().update()
+        self._update_button()
+
+    def set_loading(self, loading: bool) -> None:
+        self._loading = loading
+        self._update_status()
+
+    def current_model(self) -> str:
+        return self._current
+
+    def models(self) -> list[ModelInfo]:
+        return self._model.models()
+
+    def status_text(self) -> str:
+        return self.popup.status.text()
+
+    def open_popup(self) -> None:
+        self._update_status()
+        self.popup.resize(max(POPUP_WIDTH, self.button.width()), POPUP_HEIGHT)
+        self.popup.move(self._popup_position())
+        self.popup.show()
+        self.popup.reset(self._current)
+        self._age_timer.start()
+
+    # -- internals ------------------------------------------------------------------------
+    def _popup_position(self) -> QPoint:
+        below = self.button.mapToGlobal(QPoint(0, self.button.height()))
+        area = self.screen().availableGeometry()
+        x = min(max(below.x(), area.left()), area.right() - self.popup.width())
+        y = below.y()
+        if y + self.popup.height() > area.bottom():
+            y = max(self.button.mapToGlobal(QPoint(0, 0)).y() - self.popup.height(), area.top())
+        return QPoint(x, y)
+
+    def _update_button(self) -> None:
+        info = self._model.find(self._current)
+        short = self._current.rsplit("/", 1)[-1] if self._current else "Choose a model"
+        self.button.set_model(short, badges_for(info) if info else [])
+        tip = self._current or "No model chosen"
+        if info is not None and info.description:
+            tip = f"{self._current}\n{info.description}"
+        self.button.setToolTip(tip)
+        self.button.setAccessibleDescription(f"Current model: {self._current or 'none'}")
+
+    def _status(self) -> str:
+        if self._loading:
+            return "Updating the model list…"
+        age = None if self._fetched_at is None else format_age(self._clock() - self._fetched_at)
+        if self._offline:
+            if not self._model.rowCount():
+                return "Offline — no cached list"
+            return "Offline — showing cached list" + (f" (updated {age})" if age else "")
+        if age is not None:
+            return f"Updated {age}"
+        return "Model list not loaded yet"
+
+    def _update_status(self) -> None:
+        self.popup.set_status(self._status(), loading=self._loading)
+
+    def _on_popup_chosen(self, model_id: str) -> None:
+        self.set_current(model_id)
+        self.model_selected.emit(model_id)

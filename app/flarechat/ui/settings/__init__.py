@@ -1,0 +1,1 @@
+"""The settings dialog and per-conversation options: pages, fields, validation."""

@@ -1,0 +1,355 @@
+"""The four tabs of the settings dialog, each a widget that builds and owns its fields."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from flarechat.settings import gateway_options as gw
+from flarechat.settings import validate as v
+from flarechat.settings.resolve import DEFAULT_API_BASE, DEFAULT_GATEWAY_BASE
+from flarechat.settings.schema import BACKOFFS
+from flarechat.ui.settings.fields import (
+    FieldRow,
+    TokenField,
+    VerifyRow,
+    format_lifetime,
+    make_double_spin,
+    make_spin,
+)
+from flarechat.ui.shared.theme import mute
+
+__all__ = [
+    "ENDPOINT_CHOICES",
+    "REJECT_IF_BUSY_NOTE",
+    "ROUTE_CHOICES",
+    "TEMPERATURE_UNSET",
+    "TTL_UNSET",
+    "AccountPage",
+    "AdvancedPage",
+    "ConnectionPage",
+    "GatewayOptionsRows",
+    "GenerationPage",
+]
+
+ROUTE_CHOICES = (
+    ("direct", "Direct to Workers AI"),
+    ("gateway-rest", "Through AI Gateway (REST header)"),
+    ("gateway-url", "Through AI Gateway (gateway URL)"),
+)
+ENDPOINT_CHOICES = (
+    ("native", "Workers AI native (/ai/run)"),
+    ("openai", "OpenAI-compatible (/v1/chat/completions)"),
+)
+DIRECT = "direct"
+REJECT_IF_BUSY_NOTE = (
+    "When Workers AI is at capacity, fail fast and retry (shows a banner) instead of waiting "
+    "in Cloudflare's queue."
+)
+TOKENS_PAGE = "https://dash.cloudflare.com/profile/api-tokens"
+ACCOUNT_INTRO = (
+    "Flarechat talks to Workers AI with your Cloudflare account ID and an API token that has "
+    f'the Workers AI Read and Edit permissions. <a href="{TOKENS_PAGE}">Create a token</a>'
+)
+ACCOUNT_NOTE = 'Find it in the Cloudflare dashboard → Workers AI → "Use REST API".'
+GATEWAY_TOKEN_NOTE = (
+    "Only for gateways with authentication turned on. This is a different token from the API token."
+)
+MAX_TOKENS_NOTE = (
+    "Sent with every request: Workers AI's own default of 256 tokens truncates most replies."
+)
+SKIP_CACHE_NOTE = "Always ask the model, even when the gateway has a cached answer."
+TEMPERATURE_NOTE = "Lower is more focused, higher more varied. Model default sends nothing."
+TIMEOUT_NOTE = "How long to wait for the first byte of a reply; busy models can queue a while."
+MIN_FORM_FIELD_WIDTH = 380
+INTRO_GAP = 6
+SYSTEM_PROMPT_LINES = 4
+SYSTEM_PROMPT_PADDING = 8
+TIMEOUT_STEP = 5
+MAX_TOKENS_STEP = 256
+TEMPERATURE_STEP = 0.1
+TEMPERATURE_DECIMALS = 2
+TTL_STEP = 60
+#: Spin-box values shown as their special text ("Model default", "Gateway default").
+TEMPERATURE_UNSET = v.TEMPERATURE_MIN - TEMPERATURE_STEP
+TTL_UNSET = 0
+ACCOUNT_ID_MAX_CHARS = 64
+GATEWAY_DEFAULT = "Gateway default"
+#: Collect log choices; "default" (None in Settings) = the gateway's own logging setting.
+COLLECT_LOG_DEFAULT, COLLECT_LOG_ON, COLLECT_LOG_OFF = "default", "on", "off"
+COLLECT_LOG_CHOICES = (
+    (COLLECT_LOG_DEFAULT, GATEWAY_DEFAULT),
+    (COLLECT_LOG_ON, "On: log this app's requests"),
+    (COLLECT_LOG_OFF, "Off: don't log this app's requests"),
+)
+BACKOFF_CHOICES = (("", GATEWAY_DEFAULT), *((kind, kind.capitalize()) for kind in BACKOFFS))
+#: Spin-box values shown as "Gateway default" (nothing sent).
+GATEWAY_TIMEOUT_UNSET = 0
+GATEWAY_TIMEOUT_STEP = 1000
+MAX_ATTEMPTS_UNSET = 0
+RETRY_DELAY_STEP = 100
+RETRY_DELAY_UNSET = -RETRY_DELAY_STEP
+METADATA_NOTE = (
+    f"Up to {gw.METADATA_MAX_ENTRIES} entries logged with each request, written "
+    "key=value, key=value."
+)
+CACHE_KEY_NOTE = "Requests with the same key share one cached answer."
+RETRY_NOTE = "Retries the gateway makes itself when Workers AI fails (before any reply)."
+
+
+def _heading(text: str) -> QLabel:
+    label = QLabel(text)
+    font = label.font()
+    font.setBold(True)
+    label.setFont(font)
+    return label
+
+
+def _combo(choices: tuple[tuple[str, str], ...], name: str) -> QComboBox:
+    combo = QComboBox()
+    for value, label in choices:
+        combo.addItem(label, value)
+    combo.setAccessibleName(name)
+    return combo
+
+
+def _check_box(name: str) -> QCheckBox:
+    box = QCheckBox(name)
+    box.setAccessibleName(name)
+    return box
+
+
+def _line_edit(name: str, *, placeholder: str = "") -> QLineEdit:
+    edit = QLineEdit()
+    edit.setAccessibleName(name)
+    edit.setPlaceholderText(placeholder)
+    edit.setMinimumWidth(MIN_FORM_FIELD_WIDTH)
+    return edit
+
+
+def _form(page: QWidget) -> QFormLayout:
+    """A form at the top of ``page`` (rows keep their height; spare space stays below)."""
+    outer = QVBoxLayout(page)
+    form = QFormLayout()
+    outer.addLayout(form)
+    outer.addStretch(1)
+    form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+    form.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
+    form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.DontWrapRows)
+    return form
+
+
+class AccountPage(QWidget):
+    """Account ID, API token and the Verify row."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        form = _form(self)
+        intro = mute(QLabel(ACCOUNT_INTRO))
+        intro.setWordWrap(True)
+        intro.setOpenExternalLinks(True)
+        intro.setAccessibleName("About the account settings")
+        intro.setContentsMargins(0, 0, 0, INTRO_GAP)
+        form.addRow(intro)
+        self.account_id = _line_edit("Account ID", placeholder="32 hexadecimal characters")
+        self.account_id.setMaxLength(ACCOUNT_ID_MAX_CHARS)
+        self.account_row = FieldRow(self.account_id, note=ACCOUNT_NOTE)
+        form.addRow("Account ID:", self.account_row)
+        self.api_token = TokenField("API token", empty_placeholder="Paste your API token")
+        self.api_token_row = FieldRow(self.api_token)
+        form.addRow("API token:", self.api_token_row)
+        self.verify = VerifyRow()
+        form.addRow("", self.verify)
+
+
+class ConnectionPage(QWidget):
+    """Route, endpoint, Reject if busy, and the AI Gateway fields (live only on gateway routes)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._form = form = _form(self)
+        self.route = _combo(ROUTE_CHOICES, "Route")
+        self.route_row = FieldRow(self.route)
+        form.addRow("Route:", self.route_row)
+        self.endpoint = _combo(ENDPOINT_CHOICES, "Endpoint")
+        form.addRow("Endpoint:", FieldRow(self.endpoint))
+        self.reject_if_busy = _check_box("Reject if busy")
+        form.addRow("", FieldRow(self.reject_if_busy, note=REJECT_IF_BUSY_NOTE))
+        form.addRow(_heading("AI Gateway"))
+        self.gateway_id = _line_edit("Gateway ID", placeholder="my-gateway")
+        self.gateway_row = FieldRow(self.gateway_id, note="The gateway's name in AI Gateway.")
+        form.addRow("Gateway ID:", self.gateway_row)
+        self.gateway_token = TokenField("Gateway token", empty_placeholder="Not set")
+        self.gateway_token_row = FieldRow(self.gateway_token, note=GATEWAY_TOKEN_NOTE)
+        form.addRow("Gateway token:", self.gateway_token_row)
+        self.skip_cache = _check_box("Skip cache")
+        form.addRow("", FieldRow(self.skip_cache, note=SKIP_CACHE_NOTE))
+        self.cache_ttl = make_spin(low=TTL_UNSET, high=v.CACHE_TTL_MAX, step=TTL_STEP, suffix=" s")
+        self.cache_ttl.setSpecialValueText("Gateway default")
+        self.cache_ttl.setAccessibleName("Cache TTL")
+        self.cache_ttl_row = FieldRow(self.cache_ttl, compact=True)
+        form.addRow("Cache TTL:", self.cache_ttl_row)
+        self.cache_ttl.valueChanged.connect(self._on_cache_ttl_changed)
+        self.options = GatewayOptionsRows(form)
+
+    def uses_gateway(self) -> bool:
+        return bool(self.route.currentData() != DIRECT)
+
+    def sync_gateway_fields(self) -> None:
+        """Enable the gateway fields (and their labels) only on a gateway route."""
+        enabled = self.uses_gateway()
+        rows = (self.gateway_row, self.gateway_token_row, self.skip_cache, self.cache_ttl_row)
+        self.options.set_enabled(enabled)
+        for row in rows:
+            row.setEnabled(enabled)
+            label = self._form.labelForField(row)
+            if label is not None:
+                label.setEnabled(enabled)
+        self._on_cache_ttl_changed(self.cache_ttl.value())
+
+    def _on_cache_ttl_changed(self, seconds: int) -> None:
+        if seconds == TTL_UNSET:
+            self.cache_ttl_row.set_note("The gateway's own cache setting applies.")
+        else:
+            self.cache_ttl_row.set_note(f"Cached answers are kept for {format_lifetime(seconds)}.")
+
+
+class GatewayOptionsRows:
+    """Cache key, metadata, logging and the gateway's own retries (gateway routes only).
+
+    A headed section of the Connection page's own form, like "AI Gateway" above it. A nested
+    QGroupBox layout sized the rows' wrapped notes at a stale width and squeezed the fields.
+    """
+
+    TITLE = "Gateway options"
+
+    def __init__(self, form: QFormLayout) -> None:
+        self._form = form
+        self.heading = _heading(self.TITLE)
+        form.addRow(self.heading)
+        self.cache_key = _line_edit("Cache key", placeholder=GATEWAY_DEFAULT)
+        self.cache_key_row = FieldRow(self.cache_key, note=CACHE_KEY_NOTE)
+        form.addRow("Cache key:", self.cache_key_row)
+        self.metadata = _line_edit("Metadata", placeholder="team=docs, ticket=42")
+        self.metadata_row = FieldRow(self.metadata, note=METADATA_NOTE)
+        form.addRow("Metadata:", self.metadata_row)
+        self.collect_log = _combo(COLLECT_LOG_CHOICES, "Collect log")
+        form.addRow("Collect log:", self.collect_log)
+        self.request_timeout = self._spin(
+            "Gateway request timeout", GATEWAY_TIMEOUT_UNSET, gw.GATEWAY_REQUEST_TIMEOUT_MAX_MS
+        )
+        self.request_timeout.setSingleStep(GATEWAY_TIMEOUT_STEP)
+        self.request_timeout_row = FieldRow(self.request_timeout, compact=True)
+        form.addRow("Request timeout:", self.request_timeout_row)
+        self.max_attempts = self._spin(
+            "Max attempts", MAX_ATTEMPTS_UNSET, gw.GATEWAY_MAX_ATTEMPTS_MAX, suffix=""
+        )
+        self.max_attempts_row = FieldRow(self.max_attempts, note=RETRY_NOTE, compact=True)
+        form.addRow("Max attempts:", self.max_attempts_row)
+        self.retry_delay = self._spin(
+            "Retry delay", RETRY_DELAY_UNSET, gw.GATEWAY_RETRY_DELAY_MAX_MS
+        )
+        self.retry_delay.setSingleStep(RETRY_DELAY_STEP)
+        self.retry_delay_row = FieldRow(self.retry_delay, compact=True)
+        form.addRow("Retry delay:", self.retry_delay_row)
+        self.backoff = _combo(BACKOFF_CHOICES, "Backoff")
+        form.addRow("Backoff:", self.backoff)
+        self._rows: tuple[QWidget, ...] = (
+            self.cache_key_row,
+            self.metadata_row,
+            self.collect_log,
+            self.request_timeout_row,
+            self.max_attempts_row,
+            self.retry_delay_row,
+            self.backoff,
+        )
+
+    def set_enabled(self, enabled: bool) -> None:
+        """Enable the fields and their labels (and the heading) together."""
+        self.heading.setEnabled(enabled)
+        for row in self._rows:
+            row.setEnabled(enabled)
+            label = self._form.labelForField(row)
+            if label is not None:
+                label.setEnabled(enabled)
+
+    def collect_log_value(self) -> bool | None:
+        chosen = self.collect_log.currentData()
+        return None if chosen == COLLECT_LOG_DEFAULT else chosen == COLLECT_LOG_ON
+
+    def set_collect_log(self, value: bool | None) -> None:
+        chosen = (
+            COLLECT_LOG_DEFAULT if value is None else (COLLECT_LOG_ON if value else COLLECT_LOG_OFF)
+        )
+        self.collect_log.setCurrentIndex(max(self.collect_log.findData(chosen), 0))
+
+    @staticmethod
+    def _spin(name: str, unset: int, high: int, *, suffix: str = " ms") -> QSpinBox:
+        spin = make_spin(low=unset, high=high, suffix=suffix)
+        spin.setSpecialValueText(GATEWAY_DEFAULT)
+        spin.setAccessibleName(name)
+        return spin
+
+
+class GenerationPage(QWidget):
+    """Defaults for new requests: max tokens, temperature, system prompt."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        form = _form(self)
+        self.max_tokens = make_spin(
+            low=v.MAX_TOKENS_MIN, high=v.MAX_TOKENS_MAX, step=MAX_TOKENS_STEP
+        )
+        self.max_tokens.setAccessibleName("Default max tokens")
+        form.addRow("Max tokens:", FieldRow(self.max_tokens, note=MAX_TOKENS_NOTE, compact=True))
+        self.temperature = make_double_spin(
+            low=TEMPERATURE_UNSET,
+            high=v.TEMPERATURE_MAX,
+            step=TEMPERATURE_STEP,
+            decimals=TEMPERATURE_DECIMALS,
+        )
+        self.temperature.setSpecialValueText("Model default")
+        self.temperature.setAccessibleName("Default temperature")
+        form.addRow("Temperature:", FieldRow(self.temperature, note=TEMPERATURE_NOTE, compact=True))
+        self.system_prompt = QPlainTextEdit()
+        self.system_prompt.setAccessibleName("Default system prompt")
+        self.system_prompt.setPlaceholderText("Optional instructions for every new conversation")
+        lines = self.system_prompt.fontMetrics().lineSpacing() * SYSTEM_PROMPT_LINES
+        frame = 2 * self.system_prompt.frameWidth() + SYSTEM_PROMPT_PADDING
+        self.system_prompt.setFixedHeight(lines + frame)
+        form.addRow("System prompt:", self.system_prompt)
+
+
+class AdvancedPage(QWidget):
+    """Custom API and gateway base URLs, and the request timeout."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        form = _form(self)
+        self.api_base = _line_edit("API base URL", placeholder=DEFAULT_API_BASE)
+        self.api_base_row = FieldRow(self.api_base, note="Leave empty for Cloudflare's API.")
+        form.addRow("API base URL:", self.api_base_row)
+        self.gateway_base = _line_edit("Gateway base URL", placeholder=DEFAULT_GATEWAY_BASE)
+        note = "Leave empty for Cloudflare's AI Gateway."
+        self.gateway_base_row = FieldRow(self.gateway_base, note=note)
+        form.addRow("Gateway base URL:", self.gateway_base_row)
+        self.request_timeout = make_double_spin(
+            low=v.REQUEST_TIMEOUT_MIN,
+            high=v.REQUEST_TIMEOUT_MAX,
+            step=TIMEOUT_STEP,
+            decimals=0,
+            suffix=" s",
+        )
+        self.request_timeout.setAccessibleName("Request timeout")
+        row = FieldRow(self.request_timeout, note=TIMEOUT_NOTE, compact=True)
+        form.addRow("Request timeout:", row)

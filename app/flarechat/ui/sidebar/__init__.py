@@ -1,0 +1,1 @@
+"""The conversation list: groups, pins, rename/delete, search across chats."""

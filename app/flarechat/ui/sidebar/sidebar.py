@@ -1,0 +1,386 @@
+"""The conversation list: date groups, pinned section, rename/pin/delete, search across chats."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Sequence
+from datetime import date, datetime, timedelta
+from functools import partial
+from typing import Protocol, TypeVar
+
+from PySide6.QtCore import QEvent, QPoint, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence, QPalette
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QSizePolicy,
+    QStackedWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from flarechat.ui.shared.icons import icon
+from flarechat.ui.shared.theme import current_palette
+
+__all__ = ["GROUP_LABELS", "SearchHitLike", "Sidebar", "SummaryLike", "group_conversations"]
+
+PINNED = "Pinned"
+TODAY = "Today"
+YESTERDAY = "Yesterday"
+LAST_WEEK = "Previous 7 days"
+OLDER = "Older"
+GROUP_LABELS = (PINNED, TODAY, YESTERDAY, LAST_WEEK, OLDER)
+WEEK_DAYS = 7
+#: Typing pauses this long before a search runs.
+SEARCH_DEBOUNCE_MS = 250
+ROW_PADDING_PX = 5
+ID_ROLE = Qt.ItemDataRole.UserRole
+MESSAGE_ROLE = Qt.ItemDataRole.UserRole + 1
+#: Markers the store puts around matched terms in a search snippet.
+MATCH_START = "\x02"
+MATCH_END = "\x03"
+MARKS = (MATCH_START, MATCH_END)
+
+
+class SummaryLike(Protocol):
+    """What the sidebar reads from a conversation summary (``ChatStore.list_conversations``)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def pinned(self) -> bool: ...
+    @property
+    def updated_at(self) -> float: ...
+
+
+class SearchHitLike(Protocol):
+    """What the sidebar reads from a search hit (``ChatStore.search``)."""
+
+    @property
+    def conversation_id(self) -> str: ...
+    @property
+    def conversation_title(self) -> str: ...
+    @property
+    def message_id(self) -> str | None: ...  # None: the title matched
+    @property
+    def snippet(self) -> str: ...
+
+
+S = TypeVar("S", bound=SummaryLike)
+
+
+def _group_of(updated_at: float, today: date) -> str:
+    day = datetime.fromtimestamp(updated_at).date()
+    if day >= today:
+        return TODAY
+    if day == today - timedelta(days=1):
+        return YESTERDAY
+    if day >= today - timedelta(days=WEEK_DAYS):
+        return LAST_WEEK
+    return OLDER
+
+
+def group_conversations(items: Iterable[S], *, now: datetime) -> list[tuple[str, list[S]]]:
+    """Pinned, then Today / Yesterday / Previous 7 days / Older (local dates), newest first."""
+    groups: dict[str, list[S]] = {label: [] for label in GROUP_LABELS}
+    today = now.date()
+    for item in sorted(items, key=lambda s: s.updated_at, reverse=True):
+        groups[PINNED if item.pinned else _group_of(item.updated_at, today)].append(item)
+    return [(label, groups[label]) for label in GROUP_LABELS if groups[label]]
+
+
+def snippet_html(snippet: str, *, highlight: str, text: str | None = None) -> str:
+    """The store's marked snippet as rich text, matches highlighted (other control
+    characters, which Qt would draw as boxes, are dropped)."""
+    plain = "".join(c for c in snippet.replace("\n", " ") if c.isprintable() or c in MARKS)
+    escaped = html.escape(plain)
+    color = f" color:{text};" if text else ""
+    start = f'<span style="background-color:{highlight};{color} font-weight:600;">'
+    return escaped.replace(MATCH_START, start).replace(MATCH_END, "</span>")
+
+
+class Sidebar(QWidget):
+    """The left pane: search field, new-chat button, conversations or search results.
+
+    Signals:
+        conversation_activated(str): the user chose a conversation (its id).
+        new_requested(): start a new conversation.
+        rename_requested(str, str): conversation id, new title (already trimmed, non-empty).
+        delete_requested(str): delete a conversation (soft; the window offers Undo).
+        pin_requested(str, bool): conversation id, pinned.
+        export_requested(str, str): conversation id, format ("markdown" or "json").
+        search_requested(str): debounced query; "" means the search was cleared.
+        search_hit_activated(str, str): conversation id, message id of a clicked result
+            ("" when the conversation's title matched).
+    """
+
+    conversation_activated = Signal(str)
+    new_requested = Signal()
+    rename_requested = Signal(str, str)
+    delete_requested = Signal(str)
+    pin_requested = Signal(str, bool)
+    export_requested = Signal(str, str)
+    search_requested = Signal(str)
+    search_hit_activated = Signal(str, str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("sidebar")
+        self._pinned: dict[str, bool] = {}
+        self._current: str | None = None
+        self._filling = False
+        self.search_field = QLineEdit(self)
+        self.new_button = QToolButton(self)
+        self.conversations = QListWidget(self)
+        self.results = QListWidget(self)
+        self._stack = QStackedWidget(self)
+        self._empty_results = QLabel("No matches.", self)
+        self._search_timer = QTimer(self, singleShot=True, interval=SEARCH_DEBOUNCE_MS)
+        self._search_timer.setObjectName("sidebar-search-debounce")
+        self._build()
+        self._connect()
+
+    def _build(self) -> None:
+        self.search_field.setPlaceholderText("Search all conversations")
+        search = self.search_field.addAction(
+            icon("search", role="muted"), QLineEdit.ActionPosition.LeadingPosition
+        )
+        search.setText("Search")  # names its button for screen readers; only the icon shows
+        self.new_button.setIcon(icon("new-chat"))
+        self.search_field.setClearButtonEnabled(True)
+        self.search_field.setAccessibleName("Search all conversations")
+        self.new_button.setText("New chat")
+        self.new_button.setToolTip("New chat (Ctrl+N)")
+        self.new_button.setAccessibleName("New chat")
+        self.new_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        for view, name in ((self.conversations, "Conversations"), (self.results, "Search results")):
+            view.setAccessibleName(name)
+            view.setFrameShape(QListWidget.Shape.NoFrame)
+            view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+            view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.conversations.setEditTriggers(
+            QAbstractItemView.EditTrigger.DoubleClicked
+            | QAbstractItemView.EditTrigger.EditKeyPressed
+        )
+        self.results.setWordWrap(True)
+        self._empty_results.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self._empty_results.setEnabled(False)
+        for page in (self.conversations, self.results, self._empty_results):
+            self._stack.addWidget(page)
+        self.new_button.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 4, 8)
+        layout.setSpacing(6)
+        layout.addWidget(self.new_button)
+        layout.addWidget(self.search_field)
+        layout.addWidget(self._stack, 1)
+        self.setMinimumWidth(200)
+        self._restyle()
+
+    def _restyle(self) -> None:
+        """Roomy rows and a quiet selection (the palette's accent is for actions)."""
+        p = current_palette()
+        sheet = (
+            f"QListWidget {{ background: {p.window}; }}"
+            f"QListWidget::item {{ padding: {ROW_PADDING_PX}px 6px; border-radius: 6px; }}"
+            f"QListWidget::item:selected {{ background: {p.selection}; color: {p.text}; }}"
+            f"QListWidget::item:hover:!selected {{ background: {p.alt_base}; }}"
+        )
+        for view in (self.conversations, self.results):
+            view.setStyleSheet(sheet)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._restyle()
+
+    def _connect(self) -> None:
+        self.new_button.clicked.connect(self.new_requested)
+        self.search_field.textChanged.connect(self._on_search_text_changed)
+        self._search_timer.timeout.connect(self._emit_search)
+        self.conversations.currentItemChanged.connect(self._on_current_item_changed)
+        self.conversations.itemChanged.connect(self._on_item_changed)
+        self.conversations.customContextMenuRequested.connect(self._on_context_menu)
+        self.results.itemActivated.connect(self._on_result_activated)
+        self.results.itemClicked.connect(self._on_result_activated)
+        delete = QAction("Delete conversation", self.conversations)
+        delete.setShortcut(QKeySequence(QKeySequence.StandardKey.Delete))
+        delete.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        delete.triggered.connect(self._delete_current)
+        self.conversations.addAction(delete)
+
+    # -- conversations ---------------------------------------------------------------------
+
+    def set_conversations(
+        self, items: Sequence[SummaryLike], *, now: datetime | None = None
+    ) -> None:
+        """Show these conversations grouped by date; keeps the current one selected."""
+        self._filling = True
+        try:
+            self.conversations.clear()
+            self._pinned = {item.id: item.pinned for item in items}
+            for label, group in group_conversations(items, now=now or datetime.now()):
+                self._add_header(label)
+                for item in group:
+                    self._add_conversation(item)
+            self._select(self._current)
+        finally:
+            self._filling = False
+
+    def _add_header(self, label: str) -> None:
+        header = QListWidgetItem(label.upper())
+        header.setFlags(Qt.ItemFlag.NoItemFlags)
+        font = header.font()
+        font.setPointSizeF(font.pointSizeF() * 0.8)
+        font.setBold(True)
+        header.setFont(font)
+        header.setForeground(self.palette().color(QPalette.ColorRole.PlaceholderText))
+        self.conversations.addItem(header)
+
+    def _add_conversation(self, summary: SummaryLike) -> None:
+        item = QListWidgetItem(summary.title)
+        item.setData(ID_ROLE, summary.id)
+        item.setToolTip(summary.title)
+        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+        self.conversations.addItem(item)
+
+    def _item_for(self, conversation_id: str | None) -> QListWidgetItem | None:
+        for row in range(self.conversations.count()):
+            item = self.conversations.item(row)
+            if conversation_id is not None and item.data(ID_ROLE) == conversation_id:
+                return item
+        return None
+
+    def _select(self, conversation_id: str | None) -> None:
+        item = self._item_for(conversation_id)
+        blocked = self.conversations.blockSignals(True)
+        try:
+            if item is None:
+                self.conversations.setCurrentRow(-1)
+            else:
+                self.conversations.setCurrentItem(item)
+        finally:
+            self.conversations.blockSignals(blocked)
+
+    def set_current(self, conversation_id: str | None) -> None:
+        """Mark the open conversation (does not emit conversation_activated)."""
+        self._current = conversation_id
+        self._select(conversation_id)
+
+    def current_id(self) -> str | None:
+        return self._current
+
+    def begin_rename(self, conversation_id: str | None = None) -> None:
+        """Start editing a conversation's title in place (F2, double-click, or the menu)."""
+        item = self._item_for(conversation_id or self._current)
+        if item is not None:
+            self.conversations.setCurrentItem(item)
+            self.conversations.editItem(item)
+
+    def _on_current_item_changed(
+        self, current: QListWidgetItem | None, _previous: QListWidgetItem | None
+    ) -> None:
+        conversation_id = current.data(ID_ROLE) if current is not None else None
+        if isinstance(conversation_id, str) and conversation_id != self._current:
+            self._current = conversation_id
+            self.conversation_activated.emit(conversation_id)
+
+    def _on_item_changed(self, item: QListWidgetItem) -> None:
+        conversation_id = item.data(ID_ROLE)
+        title = " ".join(item.text().split())
+        if self._filling or not isinstance(conversation_id, str) or not title:
+            return
+        self.rename_requested.emit(conversation_id, title)
+
+    def _delete_current(self) -> None:
+        if self._current is not None:
+            self.delete_requested.emit(self._current)
+
+    def _on_context_menu(self, pos: QPoint) -> None:
+        item = self.conversations.itemAt(pos)
+        conversation_id = item.data(ID_ROLE) if item is not None else None
+        if not isinstance(conversation_id, str):
+            return
+        menu = self._context_menu(conversation_id)
+        menu.popup(self.conversations.viewport().mapToGlobal(pos))
+
+    def _context_menu(self, conversation_id: str) -> QMenu:
+        menu = QMenu(self)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        pinned = self._pinned.get(conversation_id, False)
+        menu.addAction("Rename", partial(self.begin_rename, conversation_id))
+        menu.addAction(
+            "Unpin" if pinned else "Pin", partial(self._pin, conversation_id, not pinned)
+        )
+        menu.addSeparator()
+        menu.addAction(
+            "Export as Markdown…", partial(self.export_requested.emit, conversation_id, "markdown")
+        )
+        menu.addAction(
+            "Export as JSON…", partial(self.export_requested.emit, conversation_id, "json")
+        )
+        menu.addSeparator()
+        menu.addAction("Delete", partial(self.delete_requested.emit, conversation_id))
+        return menu
+
+    def _pin(self, conversation_id: str, pinned: bool) -> None:
+        self.pin_requested.emit(conversation_id, pinned)
+
+    # -- search ----------------------------------------------------------------------------
+
+    def focus_search(self) -> None:
+        self.search_field.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.search_field.selectAll()
+
+    def _on_search_text_changed(self, text: str) -> None:
+        if text.strip():
+            self._search_timer.start()
+        else:
+            self._search_timer.stop()
+            self._stack.setCurrentWidget(self.conversations)
+            self.search_requested.emit("")
+
+    def _emit_search(self) -> None:
+        query = self.search_field.text().strip()
+        if query:
+            self.search_requested.emit(query)
+
+    def set_search_results(self, hits: Sequence[SearchHitLike]) -> None:
+        """Show search hits (snippets with highlighted matches); ignored once the field is empty."""
+        if not self.search_field.text().strip():
+            return
+        self.results.clear()
+        for hit in hits:
+            self._add_result(hit)
+        self._stack.setCurrentWidget(self.results if hits else self._empty_results)
+
+    def _add_result(self, hit: SearchHitLike) -> None:
+        item = QListWidgetItem()
+        item.setData(ID_ROLE, hit.conversation_id)
+        item.setData(MESSAGE_ROLE, hit.message_id)
+        p = current_palette()
+        snippet = snippet_html(hit.snippet, highlight=p.match_bg, text=p.match_text)
+        if hit.message_id is None:  # the title matched: its snippet is the marked title
+            label = QLabel(f"<b>{snippet}</b>")
+        else:
+            label = QLabel(f"<b>{html.escape(hit.conversation_title)}</b><br>{snippet}")
+        label.setTextFormat(Qt.TextFormat.RichText)
+        label.setWordWrap(True)
+        label.setContentsMargins(6, 4, 6, 4)
+        label.setAccessibleName(f"Match in {hit.conversation_title}")
+        width = max(self.results.viewport().width(), self.minimumWidth()) - 4
+        item.setSizeHint(QSize(width, label.heightForWidth(width)))
+        self.results.addItem(item)
+        self.results.setItemWidget(item, label)
+
+    def _on_result_activated(self, item: QListWidgetItem) -> None:
+        conversation_id, message_id = item.data(ID_ROLE), item.data(MESSAGE_ROLE)
+        if isinstance(conversation_id, str):
+            self.search_hit_activated.emit(conversation_id, message_id or "")

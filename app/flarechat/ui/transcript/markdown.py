@@ -1,0 +1,280 @@
+"""Markdown for the transcript: blocks, Qt rich-text HTML, highlighting, the settled/tail split.
+
+The widgets that show these blocks live in flarechat.ui.transcript.markdown_view.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+# Pygments ships no type hints (types-Pygments is not a dependency).
+from pygments import highlight as pygments_highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+from pygments.lexers.special import TextLexer
+from pygments.util import ClassNotFound
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QDesktopServices
+
+from flarechat.ui.shared.theme import Palette, current_palette, monospace_family
+
+__all__ = [
+    "Block",
+    "CodeBlock",
+    "ProseBlock",
+    "highlight",
+    "open_link",
+    "plain_code_html",
+    "render",
+    "split_settled",
+]
+
+#: Link schemes handed to the desktop (everything else is ignored: no file:, no javascript:).
+SAFE_LINK_SCHEMES = frozenset({"http", "https", "mailto"})
+#: Rendered documents remembered (history paging re-creates widgets for the same text).
+RENDER_CACHE_SIZE = 512
+#: Space below paragraphs, lists and tables inside one prose block, px.
+PARAGRAPH_GAP_PX = 8
+#: Space above headings (they start a new section), px.
+HEADING_GAP_PX = 14
+#: Cell padding of Markdown tables, px.
+TABLE_CELL_PADDING_PX = 5
+#: Heading sizes (CSS keywords Qt understands), h1..h3; deeper levels use the body size.
+HEADING_SIZES = ("x-large", "large", "medium")
+
+_FENCE_OPEN = re.compile(r"(`{3,}|~{3,})(.*)")
+
+
+@dataclass(frozen=True, slots=True)
+class ProseBlock:
+    """Everything between code fences, as Qt rich-text HTML."""
+
+    html: str
+
+
+@dataclass(frozen=True, slots=True)
+class CodeBlock:
+    """A top-level fenced (or indented) code block; ``closed`` is False while it still streams."""
+
+    language: str
+    code: str
+    closed: bool
+
+
+Block = ProseBlock | CodeBlock
+
+
+def split_settled(text: str) -> tuple[str, str]:
+    """Split ``text`` into (settled, tail): settled ends at the last blank line outside a code
+    fence or right after a closed fence; appending text never changes the settled part."""
+    settled_end = 0
+    fence: tuple[str, int] | None = None
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        if not line.endswith("\n"):
+            break  # the last line may still grow: always tail
+        pos += len(line)
+        stripped = line.strip()
+        if fence is None:
+            fence = _fence_opener(stripped)
+            if fence is None and not stripped:
+                settled_end = pos
+        elif _closes_fence(stripped, fence):
+            fence = None
+            settled_end = pos
+    return text[:settled_end], text[settled_end:]
+
+
+def _fence_opener(stripped: str) -> tuple[str, int] | None:
+    match = _FENCE_OPEN.fullmatch(stripped)
+    if match is None or (match.group(1)[0] == "`" and "`" in match.group(2)):
+        return None
+    return match.group(1)[0], len(match.group(1))
+
+
+def _closes_fence(stripped: str, fence: tuple[str, int]) -> bool:
+    char, length = fence
+    return len(stripped) >= length and stripped == char * len(stripped)
+
+
+def render(markdown: str, *, palette: Palette | None = None) -> list[Block]:
+    """Markdown -> blocks: prose as Qt rich-text HTML, top-level code fences as CodeBlocks."""
+    palette = palette or current_palette()
+    return list(_render_cached(markdown, palette=palette, mono=monospace_family()))
+
+
+@functools.lru_cache(maxsize=RENDER_CACHE_SIZE)
+def _render_cached(markdown: str, *, palette: Palette, mono: str) -> tuple[Block, ...]:
+    md = _parser(palette, mono)
+    tokens = md.parse(markdown)
+    lines = markdown.splitlines()
+    blocks: list[Block] = []
+    prose: list[Token] = []
+    for token in tokens:
+        if token.level == 0 and token.type in ("fence", "code_block"):
+            _flush_prose(md, prose, into=blocks)
+            prose = []
+            blocks.append(_code_block(token, lines))
+        else:
+            prose.append(token)
+    _flush_prose(md, prose, into=blocks)
+    return tuple(blocks)
+
+
+def _flush_prose(md: MarkdownIt, tokens: list[Token], *, into: list[Block]) -> None:
+    if tokens:
+        _style_tokens(tokens, palette=md.options["flarechat_palette"])
+        text = md.renderer.render(tokens, md.options, {}).strip()
+        if text:
+            into.append(ProseBlock(text))
+
+
+def _code_block(token: Token, lines: Sequence[str]) -> CodeBlock:
+    code = token.content[:-1] if token.content.endswith("\n") else token.content
+    if token.type == "code_block":
+        return CodeBlock(language="", code=code, closed=True)
+    language = token.info.strip().split(maxsplit=1)[0] if token.info.strip() else ""
+    closed = False
+    if token.map is not None and token.map[1] - 1 > token.map[0]:
+        last = lines[token.map[1] - 1] if token.map[1] - 1 < len(lines) else ""
+        closed = _closes_fence(last.strip(), (token.markup[0], len(token.markup)))
+    return CodeBlock(language=language, code=code, closed=closed)
+
+
+@functools.cache
+def _parser(palette: Palette, mono: str) -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
+    md.options["flarechat_palette"] = palette
+    md.options["flarechat_mono"] = mono
+    md.add_render_rule("code_inline", _render_code_inline)
+    md.add_render_rule("fence", _render_nested_code)
+    md.add_render_rule("code_block", _render_nested_code)
+    md.add_render_rule("image", _render_image)
+    return md
+
+
+def _style_tokens(tokens: list[Token], *, palette: Palette) -> None:
+    """Attributes Qt's rich text understands (it has no stylesheet for these fragments)."""
+    gap = f"margin-top:0px; margin-bottom:{PARAGRAPH_GAP_PX}px;"
+    for token in tokens:
+        if token.nesting != 1:
+            continue
+        if token.type in ("paragraph_open", "bullet_list_open", "ordered_list_open"):
+            token.attrSet("style", gap)
+        elif token.type == "heading_open":
+            level = int(token.tag[1])
+            size = HEADING_SIZES[level - 1] if level <= len(HEADING_SIZES) else "medium"
+            token.attrSet(
+                "style",
+                f"margin-top:{HEADING_GAP_PX}px; margin-bottom:6px; font-size:{size};",
+            )
+        elif token.type == "table_open":
+            _style_table(token, palette)
+        elif token.type in ("th_open", "td_open"):
+            _style_cell(token, palette)
+        elif token.type == "blockquote_open":
+            token.attrSet("style", f"color:{palette.muted}; margin-left:12px; {gap}")
+
+
+def _style_table(token: Token, palette: Palette) -> None:
+    token.attrSet("border", "1")
+    token.attrSet("cellspacing", "0")
+    token.attrSet("cellpadding", str(TABLE_CELL_PADDING_PX))
+    token.attrSet(
+        "style",
+        f"border-collapse:collapse; border-color:{palette.border}; border-style:solid; "
+        f"margin-bottom:{PARAGRAPH_GAP_PX}px;",
+    )
+
+
+def _style_cell(token: Token, palette: Palette) -> None:
+    style = str(token.attrGet("style") or "")
+    token.attrs.pop("style", None)
+    if "text-align:" in style:
+        token.attrSet("align", style.split("text-align:", 1)[1].strip(" ;"))
+    if token.type == "th_open":
+        token.attrSet("bgcolor", palette.alt_base)
+
+
+def _render_code_inline(
+    _self: object, tokens: Sequence[Token], idx: int, options: dict[str, object], _env: object
+) -> str:
+    palette = options["flarechat_palette"]
+    assert isinstance(palette, Palette)
+    code = html.escape(tokens[idx].content).replace(" ", "&nbsp;")
+    return (
+        f"<code style=\"font-family:'{options['flarechat_mono']}'; "
+        f'background-color:{palette.inline_code_bg};">&#8202;{code}&#8202;</code>'
+    )
+
+
+def _render_nested_code(
+    _self: object, tokens: Sequence[Token], idx: int, options: dict[str, object], _env: object
+) -> str:
+    palette = options["flarechat_palette"]
+    assert isinstance(palette, Palette)
+    code = html.escape(tokens[idx].content.rstrip("\n"))
+    return (
+        f"<pre style=\"font-family:'{options['flarechat_mono']}'; "
+        f'background-color:{palette.code_bg}; margin-bottom:{PARAGRAPH_GAP_PX}px;">{code}</pre>'
+    )
+
+
+def _render_image(
+    _self: object, tokens: Sequence[Token], idx: int, _options: object, _env: object
+) -> str:
+    # Qt would try to load the image from disk; show a link instead of fetching anything.
+    token = tokens[idx]
+    src = html.escape(str(token.attrGet("src") or ""), quote=True)
+    alt = html.escape(token.content or "image")
+    return f'<a href="{src}">[image: {alt}]</a>'
+
+
+def highlight(code: str, language: str, *, palette: Palette | None = None) -> str:
+    """``code`` as Qt rich-text HTML with pygments' inline-styled spans (theme's style)."""
+    style = (palette or current_palette()).pygments_style
+    return _highlight_cached(code, language, style=style)
+
+
+@functools.lru_cache(maxsize=RENDER_CACHE_SIZE)
+def _highlight_cached(code: str, language: str, *, style: str) -> str:
+    body = pygments_highlight(code, _lexer(language.lower()), _formatter(style))
+    return _pre(body.rstrip("\n"))
+
+
+@functools.cache
+def _lexer(language: str) -> Any:
+    try:
+        return get_lexer_by_name(language) if language else TextLexer()
+    except ClassNotFound:
+        return TextLexer()
+
+
+@functools.cache
+def _formatter(style: str) -> Any:
+    return HtmlFormatter(noclasses=True, nowrap=True, style=style)
+
+
+def plain_code_html(code: str) -> str:
+    """Unhighlighted code (an open fence while streaming) in the same monospace ``<pre>``."""
+    return _pre(html.escape(code))
+
+
+def _pre(body: str) -> str:
+    return f"<pre style=\"margin:0px; font-family:'{monospace_family()}';\">{body}</pre>"
+
+
+def open_link(url: str) -> bool:
+    """Open ``url`` in the user's browser if its scheme is safe; True if handed over."""
+    qurl = QUrl(url)
+    if qurl.scheme().lower() not in SAFE_LINK_SCHEMES:
+        return False
+    return QDesktopServices.openUrl(qurl)

@@ -1,0 +1,414 @@
+"""The scrolling message column: a bounded window of live widgets, paging, auto-scroll, jump.
+
+All MessageData are kept; widgets exist only for a window of them, paged in as the user
+scrolls, with what is on screen anchored in place and a "Jump to latest" button.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
+from PySide6.QtGui import QPalette, QResizeEvent
+from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget
+
+from flarechat.ui.shared.theme import named
+from flarechat.ui.transcript.message_overlays import PillButton, jump_button
+from flarechat.ui.transcript.message_view import MessageData, MessageView
+
+__all__ = [
+    "JUMP_SHORTCUT",
+    "MAX_LIVE_MESSAGES",
+    "PAGE_SIZE",
+    "PAGE_STEP",
+    "MessageList",
+    "ViewFactory",
+]
+
+#: Messages created per history page (initial view and each page loaded on scroll).
+PAGE_SIZE = 40
+#: A page fills in over several event-loop turns (input and painting stay live): each turn
+#: creates at most PAGE_STEP message widgets and stops early after FILL_BUDGET_S of work.
+PAGE_STEP = 10
+FILL_BUDGET_S = 0.012
+#: Message widgets alive at most; pages beyond this are dropped at the far end.
+MAX_LIVE_MESSAGES = 120
+#: Load the next page when the viewport is this close to the loaded top/bottom, px.
+NEAR_EDGE_PX = 240
+#: "At the bottom" tolerance for auto-scroll, px.
+BOTTOM_SLACK_PX = 4
+#: A message scrolled to (search hit, find match) shows this far below the viewport's top.
+FOCUS_TOP_PX = 24
+#: Readable line length: the message column never gets wider than this, px.
+MAX_COLUMN_PX = 860
+SIDE_MARGIN_PX = 16
+MESSAGE_SPACING_PX = 14
+#: Scrolls to the newest message, like the "Jump to latest" button.
+JUMP_SHORTCUT = "Ctrl+End"
+
+#: Makes the widget for one message, parented to the given column widget.
+ViewFactory = Callable[[MessageData, QWidget], MessageView]
+
+
+class MessageList(QWidget):
+    """All messages of a conversation, with widgets for items[first:last] only.
+
+    Widgets are made by the ``make_view`` factory; this class places, pages and scrolls them.
+    """
+
+    def __init__(self, make_view: ViewFactory, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._make_view_for = make_view
+        self._items: list[MessageData] = []
+        self._index: dict[str, int] = {}
+        self._views: dict[str, MessageView] = {}
+        self._first = self._last = 0
+        self._fill_first = self._fill_last = 0
+        self._stick = True
+        self._adjusting = False
+        #: The message scrolled to and its place below the viewport's top, held there while
+        #: pages fill in around it, until the user scrolls.
+        self._focus: tuple[MessageView, int] | None = None
+        self._build()
+        self._fill_timer = QTimer(self)
+        self._fill_timer.setObjectName("transcriptPageFillTimer")
+        self._fill_timer.setSingleShot(True)
+        self._fill_timer.setInterval(0)
+        self._fill_timer.timeout.connect(self._fill_step)
+
+    def _build(self) -> None:
+        self._scroll = QScrollArea(self)
+        self._scroll.setObjectName("transcriptScroll")
+        # We size the content ourselves (_sync_layout): QScrollArea's widgetResizable asks a
+        # height-for-width widget for its height at up to ~15 widths per update (searching
+        # for room for its scrollbar), re-laying out every message each time.
+        self._scroll.setWidgetResizable(False)
+        self._scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self._scroll.viewport().setBackgroundRole(QPalette.ColorRole.Base)
+        self._content = named(QWidget(), "transcriptContent")
+        self._content.setBackgroundRole(QPalette.ColorRole.Base)
+        self._column = QVBoxLayout(self._content)
+        self._column.setSpacing(MESSAGE_SPACING_PX)
+        self._column.addStretch(1)
+        self._scroll.setWidget(self._content)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self._scroll)
+        self._bar = self._scroll.verticalScrollBar()
+        self._bar.valueChanged.connect(self._on_scrolled)
+        self._bar.rangeChanged.connect(self._on_range_changed)
+        self._jump = jump_button(self, shortcut=JUMP_SHORTCUT)
+        self._jump.clicked.connect(self.scroll_to_latest)
+        self._scroll.viewport().installEventFilter(self)
+        self._content.installEventFilter(self)
+
+    # -- queries ---------------------------------------------------------------------------------
+
+    @property
+    def jump_button(self) -> PillButton:
+        return self._jump
+
+    @property
+    def scroll_area(self) -> QScrollArea:
+        return self._scroll
+
+    @property
+    def live_count(self) -> int:
+        """Message widgets currently alive."""
+        return len(self._views)
+
+    def count(self) -> int:
+        return len(self._items)
+
+    def messages(self) -> list[MessageData]:
+        return list(self._items)
+
+    def position(self, message_id: str) -> int | None:
+        return self._index.get(message_id)
+
+    def item(self, position: int) -> MessageData:
+        return self._items[position]
+
+    def view_for(self, message_id: str) -> MessageView | None:
+        return self._views.get(message_id)
+
+    def is_at_bottom(self) -> bool:
+        return self._stick
+
+    def is_loading(self) -> bool:
+        """True while a page of message widgets is still being filled in."""
+        return self._filling()
+
+    # -- changes ---------------------------------------------------------------------------------
+
+    def clear(self) -> None:
+        self._fill_timer.stop()
+        for message_id in list(self._views):
+            self._drop_view(message_id)
+        self._items, self._index = [], {}
+        self._first = self._last = 0
+        self._fill_first = self._fill_last = 0
+        self._stick = True
+        self._focus = None
+        self._jump.hide()
+
+    def set_items(self, messages: Sequence[MessageData]) -> None:
+        """Show a whole conversation: the newest messages at once, the rest of the last page
+        a few at a time, earlier pages when the user scrolls up."""
+        self.clear()
+        self._items = list(messages)
+        self._reindex()
+        self._show_last_page()
+
+    def replace(self, data: MessageData) -> MessageView | None:
+        """Store new data for a known message; its live widget (if any) to update."""
+        position = self._index.get(data.id)
+        if position is None:
+            return None
+        self._items[position] = data
+        return self._views.get(data.id)
+
+    def truncate(self, position: int) -> None:
+        """Drop items[position:] and their widgets."""
+        for data in self._items[max(position, self._first) : self._last]:
+            self._drop_view(data.id)
+        del self._items[position:]
+        self._reindex()
+        self._last = min(self._last, position)
+        self._first = min(self._first, self._last)
+        self._fill_first = min(self._fill_first, self._first)
+        self._fill_last = min(self._fill_last, self._last)
+        if self._first == self._last and self._items:
+            self._show_last_page()
+
+    # -- the window of live widgets --------------------------------------------------------------
+
+    def append(self, data: MessageData) -> None:
+        """Add a message at the end (a widget too when the newest messages are shown)."""
+        at_end = self._last == len(self._items)
+        if self._fill_last == len(self._items):
+            self._fill_last += 1  # a page still filling in keeps covering the end
+        self._items.append(data)
+        self._index[data.id] = len(self._items) - 1
+        if not at_end:
+            self._update_jump()
+            return
+        with self._anchored():
+            self._column.insertWidget(self._last - self._first, self._make_view(data))
+            self._last += 1
+            while self._last - self._first > MAX_LIVE_MESSAGES:
+                self._drop_view(self._items[self._first].id)
+                self._first += 1
+            self._fill_first = max(self._fill_first, self._first)
+
+    def _show_last_page(self) -> None:
+        for message_id in list(self._views):
+            self._drop_view(message_id)
+        self._first = self._last = len(self._items)
+        self._stick = True
+        self._focus = None
+        self._request_fill(first=max(0, self._last - PAGE_SIZE), last=self._last)
+
+    def _jump_window(self, position: int) -> None:
+        """Make items[position] the only live widget, to be filled in to a page around it
+        (a message far from the live window: the widgets in between are never made)."""
+        self._fill_timer.stop()
+        for message_id in list(self._views):
+            self._drop_view(message_id)
+        self._first, self._last = position, position + 1
+        self._column.insertWidget(0, self._make_view(self._items[position]))
+        first = max(0, position - PAGE_SIZE // 2)
+        self._fill_first, self._fill_last = first, min(len(self._items), first + PAGE_SIZE)
+
+    def _request_fill(self, *, first: int, last: int) -> None:
+        """Grow the live window to items[first:last], PAGE_STEP widgets per loop turn."""
+        self._fill_first, self._fill_last = first, last
+        self._fill_step()
+
+    def _filling(self) -> bool:
+        return self._first > self._fill_first or self._last < self._fill_last
+
+    def _fill_step(self) -> None:
+        """One loop turn of page filling: up to PAGE_STEP widgets or FILL_BUDGET_S of work."""
+        deadline = time.perf_counter() + FILL_BUDGET_S
+        with self._anchored():
+            if self._first > self._fill_first:
+                self._prepend_views(deadline)
+            elif self._last < self._fill_last:
+                self._append_views(deadline)
+        if self._filling():
+            self._fill_timer.start()
+
+    def _prepend_views(self, deadline: float) -> None:
+        stop = max(self._fill_first, self._first - PAGE_STEP)
+        while self._first > stop:
+            self._first -= 1
+            self._column.insertWidget(0, self._make_view(self._items[self._first]))
+            if time.perf_counter() > deadline:
+                break
+        if self._last - self._first > MAX_LIVE_MESSAGES:  # drop the far end, for good
+            while self._last - self._first > MAX_LIVE_MESSAGES:
+                self._last -= 1
+                self._drop_view(self._items[self._last].id)
+            self._fill_last = min(self._fill_last, self._last)
+
+    def _append_views(self, deadline: float) -> None:
+        stop = min(self._fill_last, self._last + PAGE_STEP)
+        while self._last < stop:
+            view = self._make_view(self._items[self._last])
+            self._column.insertWidget(self._last - self._first, view)
+            self._last += 1
+            if time.perf_counter() > deadline:
+                break
+        if self._last - self._first > MAX_LIVE_MESSAGES:  # drop the far end, for good
+            while self._last - self._first > MAX_LIVE_MESSAGES:
+                self._drop_view(self._items[self._first].id)
+                self._first += 1
+            self._fill_first = max(self._fill_first, self._first)
+
+    def _make_view(self, data: MessageData) -> MessageView:
+        view = self._make_view_for(data, self._content)
+        # Lay it out once at the column's real width (not Qt's default 100 px) and show it now,
+        # not queued: the layout must count it before an anchor is restored.
+        margins = self._column.contentsMargins()
+        width = self._scroll.viewport().width() - margins.left() - margins.right()
+        view.resize(width, view.heightForWidth(width))
+        view.show()
+        self._views[data.id] = view
+        return view
+
+    def _drop_view(self, message_id: str) -> None:
+        view = self._views.pop(message_id, None)
+        if self._focus is not None and self._focus[0] is view:
+            self._focus = None
+        if view is not None:
+            self._column.removeWidget(view)
+            view.hide()
+            view.deleteLater()  # not now: we may be inside one of its own signals
+
+    def _reindex(self) -> None:
+        self._index = {data.id: position for position, data in enumerate(self._items)}
+
+    # -- scrolling -------------------------------------------------------------------------------
+
+    def scroll_to(self, message_id: str) -> MessageView | None:
+        """Show a message anywhere in the history: near the viewport's top, its page filling
+        in around it (the live window jumps there when it is far away). Its widget, or None
+        for an unknown id."""
+        position = self._index.get(message_id)
+        if position is None:
+            return None
+        if not self._first <= position < self._last:
+            self._jump_window(position)
+        view = self._views[message_id]
+        self._stick = False
+        self._focus = (view, FOCUS_TOP_PX)
+        with self._anchored():
+            pass  # places it
+        if self._filling():
+            self._fill_timer.start()
+        return view
+
+    def scroll_to_latest(self) -> None:
+        """Show the newest message and follow the reply again (the jump button's action)."""
+        self._focus = None
+        if self._last < len(self._items):
+            self._show_last_page()
+        self._stick = True
+        self._sync_layout()
+        self._set_value(self._bar.maximum())
+        self._update_jump()
+
+    @contextmanager
+    def _anchored(self) -> Iterator[None]:
+        """Keep what the user is looking at in place while widgets come and go above it."""
+        anchor = self._focus or (None if self._stick else self._anchor())
+        self._adjusting = True
+        try:
+            yield
+            self._sync_layout()
+            if self._stick:
+                self._set_value(self._bar.maximum())
+            elif anchor is not None and anchor[0] in self._views.values():
+                self._set_value(anchor[0].y() - anchor[1])
+        finally:
+            self._adjusting = False
+        self._update_jump()
+
+    def _anchor(self) -> tuple[MessageView, int] | None:
+        top = self._bar.value()
+        for data in self._items[self._first : self._last]:
+            view = self._views.get(data.id)
+            if view is not None and view.geometry().bottom() >= top:
+                return view, view.y() - top
+        return None
+
+    def _sync_layout(self) -> None:
+        """Size the content to the viewport's width and its layout's height, now (not at the
+        next loop turn), so an anchor is restored before anything is painted off place."""
+        self._column.activate()
+        width = self._scroll.viewport().width()
+        height = max(self._content.heightForWidth(width), self._scroll.viewport().height())
+        if self._content.size() != QSize(width, height):
+            self._content.resize(width, height)
+
+    def _set_value(self, value: int) -> None:
+        adjusting, self._adjusting = self._adjusting, True
+        try:
+            self._bar.setValue(value)
+        finally:
+            self._adjusting = adjusting
+
+    def _on_scrolled(self, value: int) -> None:
+        if self._adjusting:
+            return
+        self._focus = None  # the user moved on
+        at_end = self._last == len(self._items)
+        self._stick = at_end and value >= self._bar.maximum() - BOTTOM_SLACK_PX
+        if self._filling():
+            pass  # the page being filled in keeps the view anchored
+        elif value <= NEAR_EDGE_PX and self._first > 0:
+            self._request_fill(first=max(0, self._first - PAGE_SIZE), last=self._last)
+        elif value >= self._bar.maximum() - NEAR_EDGE_PX and not at_end:
+            last = min(len(self._items), self._last + PAGE_SIZE)
+            self._request_fill(first=self._first, last=last)
+        self._update_jump()
+
+    def _on_range_changed(self, _minimum: int, maximum: int) -> None:
+        if self._stick:
+            self._set_value(maximum)
+        self._update_jump()
+
+    def _update_jump(self) -> None:
+        latest_in_view = (
+            self._last == len(self._items)
+            and self._bar.value() >= self._bar.maximum() - BOTTOM_SLACK_PX
+        )
+        show = not self._stick and not latest_in_view and bool(self._items)
+        if show != self._jump.isVisibleTo(self):
+            self._jump.setVisible(show)
+        if show:
+            self._place_jump()
+
+    def _place_jump(self) -> None:
+        self._jump.place_in_corner(self._scroll.viewport())
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._scroll.viewport() and event.type() == QEvent.Type.Resize:
+            self._sync_layout()
+            self._place_jump()
+        elif watched is self._content and event.type() == QEvent.Type.LayoutRequest:
+            # QScrollArea misses height changes of height-for-width content (word-wrapped
+            # labels: the layout never sets a minimum height), so tell it ourselves.
+            self._sync_layout()
+            if self._focus is not None:
+                self._set_value(self._focus[0].y() - self._focus[1])
+        return super().eventFilter(watched, event)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        side = max(SIDE_MARGIN_PX, (event.size().width() - MAX_COLUMN_PX) // 2)
+        self._column.setContentsMargins(side, SIDE_MARGIN_PX, side, SIDE_MARGIN_PX)

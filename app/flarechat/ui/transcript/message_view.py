@@ -1,0 +1,391 @@
+"""One message in the transcript: its data (MessageData) and its widget (MessageView)."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import TypeVar, cast
+
+from PySide6.QtCore import QEvent, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QGuiApplication, QPainter, QPaintEvent
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from flarechat.ui.shared.icons import APP_ICON, icon
+from flarechat.ui.shared.theme import current_palette, fill_rounded, named
+from flarechat.ui.transcript.markdown_view import MarkdownView
+from flarechat.ui.transcript.message_parts import (
+    ContinueRow,
+    ReasoningSection,
+    SiblingSwitcher,
+    action_button,
+    mark_bold,
+    refresh_fonts,
+    wrapped_label,
+)
+
+__all__ = [
+    "FINAL_STATUSES",
+    "OPEN_STATUSES",
+    "MessageData",
+    "MessageView",
+    "ReasoningSection",
+    "status_marker",
+]
+
+#: A reply that is still coming: "waiting" (no token yet) or "streaming".
+OPEN_STATUSES = frozenset({"waiting", "streaming"})
+#: Ends that keep partial text and get a muted marker (never styled as model text).
+FINAL_STATUSES = frozenset({"stopped", "interrupted", "failed"})
+#: The finish reason that means "cut off by max_tokens".
+FINISH_LENGTH = "length"
+#: Typing indicator frame interval while waiting for the first token.
+TYPING_INTERVAL_MS = 400
+TYPING_FRAMES = ("•", "• •", "• • •")
+#: Characters of the gateway log id shown before the ellipsis.
+LOG_ID_SHOWN_CHARS = 10
+AVATAR_PX = 18
+_LOG_LINK = "flarechat:copy-log-id"
+#: Parts below the header, in layout order; each is created the first time it is needed.
+_PART_ORDER = ("reasoning", "typing", "body", "plain", "marker", "error", "continue", "meta")
+W = TypeVar("W", bound=QWidget)
+
+
+@dataclass(frozen=True, slots=True)
+class MessageData:
+    """Plain values the transcript shows for one message (no Qt, no api objects).
+
+    ``role``: "user" | "assistant" | "system". ``status``: "waiting" | "streaming" | "done" |
+    "stopped" | "interrupted" | "failed". ``meta_line`` is already formatted ("TTFT 0.42 s ·
+    38 tok/s · …"); the log id is added as a copy link (or linked in place if the line has it).
+    ``sibling_index`` is 0-based: index 0 of count 2 shows "< 1/2 >".
+    """
+
+    id: str
+    role: str
+    content: str = ""
+    reasoning: str = ""
+    status: str = "done"
+    model: str = ""
+    finish_reason: str | None = None
+    meta_line: str = ""
+    log_id: str | None = None
+    error_text: str | None = None
+    can_continue: bool = True
+    sibling_index: int = 0
+    sibling_count: int = 1
+
+
+def status_marker(status: str, note: str | None = None) -> str:
+    """The muted marker under a message that ended early ("" for other statuses)."""
+    base = {"stopped": "— stopped", "interrupted": "⚠ interrupted", "failed": "⚠ failed"}
+    marker = base.get(status, "")
+    return f"{marker} · {note}" if marker and note else marker
+
+
+class MessageView(QFrame):
+    """One message: header (role, actions, < n/m >), Thinking, body, markers, metadata.
+
+    Parts that most messages never need (reasoning, markers, Continue…) are created on first
+    use, so a page of history stays cheap. ``render_count`` counts (re-)renders.
+
+    Signals (all carry the message id):
+        regenerate_requested(str), edit_requested(str), continue_requested(str),
+        branch_requested(str, int): -1 for the previous sibling, +1 for the next,
+        log_id_copied(str): the gateway log id just put on the clipboard.
+    """
+
+    regenerate_requested = Signal(str)
+    edit_requested = Signal(str)
+    continue_requested = Signal(str)
+    branch_requested = Signal(str, int)
+    log_id_copied = Signal(str)
+
+    def __init__(
+        self, data: MessageData, *, note: str | None = None, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("messageView")
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+        self._data = data
+        self._note: str | None = None
+        self._parts: dict[str, QWidget] = {}
+        self._header_buttons: dict[str, QWidget] = {}
+        self.render_count = 0
+        self._typing_frame = 0
+        self._typing_timer: QTimer | None = None
+        self._build_header()
+        self.set_data(data, note=note)
+
+    def _build_header(self) -> None:
+        self._avatar = QLabel()
+        self._role = mark_bold(named(QLabel(), "roleLabel"))
+        refresh_fonts(self._role, self.font())
+        self._copy = action_button("copy", name="Copy message", tip="Copy the message")
+        self._copy.clicked.connect(self.copy_to_clipboard)
+        self._header = QHBoxLayout()
+        self._header.setSpacing(4)
+        self._header.addWidget(self._avatar)
+        self._header.addWidget(self._role)
+        self._header.addStretch(1)
+        self._header.addWidget(self._copy)
+        self._column = QVBoxLayout(self)
+        self._column.setContentsMargins(14, 8, 14, 10)
+        self._column.setSpacing(6)
+        self._column.addLayout(self._header)
+
+    # -- lazily created parts --------------------------------------------------------------------
+
+    def _part(self, name: str, factory: Callable[[], W]) -> W:
+        widget = self._parts.get(name)
+        if widget is None:
+            widget = factory()
+            refresh_fonts(widget, self.font())
+            earlier = _PART_ORDER[: _PART_ORDER.index(name)]
+            self._column.insertWidget(1 + sum(n in self._parts for n in earlier), widget)
+            self._parts[name] = widget
+        return cast(W, widget)
+
+    def _hide_part(self, name: str) -> None:
+        widget = self._parts.get(name)
+        if widget is not None:
+            widget.hide()
+
+    def _header_button(self, key: str, factory: Callable[[], QWidget]) -> QWidget:
+        """Header extras (edit, regenerate, < n/m >) go left of Copy, in creation order."""
+        widget = self._header_buttons.get(key)
+        if widget is None:
+            widget = factory()
+            refresh_fonts(widget, self.font())
+            self._header.insertWidget(self._header.indexOf(self._copy), widget)
+            self._header_buttons[key] = widget
+        return widget
+
+    def _make_body(self) -> MarkdownView:
+        return MarkdownView()
+
+    def _make_plain(self) -> QLabel:
+        label = wrapped_label("userText")
+        label.setTextFormat(Qt.TextFormat.PlainText)
+        return label
+
+    def _make_meta(self) -> QLabel:
+        label = wrapped_label("metaLabel", muted=True, small=True)
+        label.setTextFormat(Qt.TextFormat.RichText)
+        label.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+            | Qt.TextInteractionFlag.LinksAccessibleByMouse
+            | Qt.TextInteractionFlag.LinksAccessibleByKeyboard
+        )
+        label.linkActivated.connect(self._on_meta_link)
+        return label
+
+    def _make_continue(self) -> ContinueRow:
+        return ContinueRow(lambda: self.continue_requested.emit(self._data.id))
+
+    def _make_siblings(self) -> SiblingSwitcher:
+        return SiblingSwitcher(lambda step: self.branch_requested.emit(self._data.id, step))
+
+    # -- public API ------------------------------------------------------------------------------
+
+    @property
+    def data(self) -> MessageData:
+        return self._data
+
+    @property
+    def body(self) -> MarkdownView:
+        """The rendered Markdown body (assistant messages)."""
+        return self._part("body", self._make_body)
+
+    @property
+    def reasoning(self) -> ReasoningSection:
+        return self._part("reasoning", ReasoningSection)
+
+    def set_data(self, data: MessageData, *, note: str | None = None) -> None:
+        """Show ``data`` completely (final render; code highlighted)."""
+        self._data, self._note = data, note
+        self._update_header()
+        if data.role == "user":
+            self._part("plain", self._make_plain).setText(data.content)
+            self._hide_part("body")
+        elif data.content or "body" in self._parts:
+            self.body.set_markdown(data.content)
+        self._update_reasoning(live=False)
+        self._update_chrome()
+        self.render_count += 1
+
+    def stream(self, content: str, reasoning: str) -> None:
+        """Streaming update: only the open tail of the body is re-rendered."""
+        status = "streaming" if content or reasoning else self._data.status
+        self._data = replace(self._data, content=content, reasoning=reasoning, status=status)
+        if content:
+            self.body.stream_markdown(content)
+        self._update_reasoning(live=not content)
+        self._update_chrome()
+        self.render_count += 1
+
+    def set_status(self, status: str, note: str | None = None) -> None:
+        self.set_data(replace(self._data, status=status), note=note)
+
+    def set_siblings(self, index: int, count: int) -> None:
+        self._data = replace(self._data, sibling_index=index, sibling_count=count)
+        self._update_header()
+
+    def copy_to_clipboard(self) -> None:
+        QGuiApplication.clipboard().setText(self._data.content)
+
+    # -- updates ---------------------------------------------------------------------------------
+
+    def _update_header(self) -> None:
+        data = self._data
+        is_user = data.role == "user"
+        self._role.setText("You" if is_user else _short_model(data.model) or "Assistant")
+        self._role.setToolTip(data.model)
+        self._avatar.setVisible(not is_user)
+        if not is_user and self._avatar.pixmap().isNull():
+            self._avatar.setPixmap(icon(APP_ICON).pixmap(QSize(AVATAR_PX, AVATAR_PX)))
+        if data.sibling_count > 1 or "siblings" in self._header_buttons:
+            self._update_siblings()
+        if is_user or "edit" in self._header_buttons:
+            self._header_button("edit", self._make_edit).setVisible(is_user)
+        if data.role == "assistant" or "regen" in self._header_buttons:
+            regen = self._header_button("regen", self._make_regen)
+            regen.setVisible(data.role == "assistant" and data.status not in OPEN_STATUSES)
+
+    def _make_edit(self) -> QToolButton:
+        button = action_button("edit", name="Edit and resend", tip="Edit and resend")
+        button.clicked.connect(lambda: self.edit_requested.emit(self._data.id))
+        return button
+
+    def _make_regen(self) -> QToolButton:
+        button = action_button("regenerate", name="Regenerate", tip="Regenerate this reply")
+        button.clicked.connect(lambda: self.regenerate_requested.emit(self._data.id))
+        return button
+
+    def _update_siblings(self) -> None:
+        data = self._data
+        switcher = cast(SiblingSwitcher, self._header_button("siblings", self._make_siblings))
+        switcher.setVisible(data.sibling_count > 1)
+        switcher.set_position(data.sibling_index, data.sibling_count)
+
+    def _update_reasoning(self, *, live: bool) -> None:
+        data = self._data
+        if not data.reasoning:
+            self._hide_part("reasoning")
+            return
+        section = self.reasoning
+        section.show()
+        section.set_text(data.reasoning, live=live and data.status in OPEN_STATUSES)
+        if not section.user_toggled:
+            section.set_expanded(live and not data.content)
+
+    def _update_chrome(self) -> None:
+        data = self._data
+        is_open = data.status in OPEN_STATUSES
+        if data.role != "user":
+            self._set_visible_part("body", visible=bool(data.content), factory=self._make_body)
+        self._set_typing(data.status == "waiting" and not data.content and not data.reasoning)
+        marker = status_marker(data.status, self._note)
+        make_marker = partial(wrapped_label, "statusMarker", muted=True)
+        if self._set_visible_part("marker", visible=bool(marker), factory=make_marker):
+            cast(QLabel, self._parts["marker"]).setText(marker)
+        self._update_error(visible=bool(data.error_text) and not is_open)
+        show_continue = data.role == "assistant" and data.finish_reason == FINISH_LENGTH
+        visible = show_continue and not is_open
+        if self._set_visible_part("continue", visible=visible, factory=self._make_continue):
+            cast(ContinueRow, self._parts["continue"]).button.setVisible(data.can_continue)
+        self._update_meta()
+
+    def _set_visible_part(
+        self, name: str, *, visible: bool, factory: Callable[[], QWidget]
+    ) -> bool:
+        if not visible:
+            self._hide_part(name)
+            return False
+        self._part(name, factory).show()
+        return True
+
+    def _update_error(self, *, visible: bool) -> None:
+        make_error = partial(wrapped_label, "errorText")
+        if self._set_visible_part("error", visible=visible, factory=make_error):
+            color = current_palette().danger
+            text = html.escape(self._data.error_text or "")
+            cast(QLabel, self._parts["error"]).setText(f'<span style="color:{color}">{text}</span>')
+
+    def _update_meta(self) -> None:
+        data = self._data
+        text = html.escape(data.meta_line)
+        if data.log_id:
+            shown = html.escape(_short_log_id(data.log_id))
+            link = f'<a href="{_LOG_LINK}">{shown}</a>'
+            escaped_id = html.escape(data.log_id)
+            if escaped_id in text:
+                text = text.replace(escaped_id, link, 1)
+            else:
+                text = f"{text} · log {link}" if text else f"log {link}"
+        visible = bool(text) and data.status not in OPEN_STATUSES
+        if self._set_visible_part("meta", visible=visible, factory=self._make_meta):
+            meta = cast(QLabel, self._parts["meta"])
+            meta.setText(text)
+            meta.setToolTip("Click the log id to copy it" if data.log_id else "")
+
+    def _on_meta_link(self, href: str) -> None:
+        if href == _LOG_LINK and self._data.log_id:
+            QGuiApplication.clipboard().setText(self._data.log_id)
+            self.log_id_copied.emit(self._data.log_id)
+
+    def _set_typing(self, on: bool) -> None:
+        make_typing = partial(wrapped_label, "typingIndicator", muted=True)
+        if not self._set_visible_part("typing", visible=on, factory=make_typing):
+            if self._typing_timer is not None:
+                self._typing_timer.stop()
+            return
+        if self._typing_timer is None:
+            self._typing_timer = QTimer(self)
+            self._typing_timer.setInterval(TYPING_INTERVAL_MS)
+            self._typing_timer.timeout.connect(self._next_typing_frame)
+            self._parts["typing"].setAccessibleName("Waiting for the reply")
+        if not self._typing_timer.isActive():
+            self._typing_frame = len(TYPING_FRAMES) - 1
+            self._next_typing_frame()
+            self._typing_timer.start()
+
+    def _next_typing_frame(self) -> None:
+        self._typing_frame = (self._typing_frame + 1) % len(TYPING_FRAMES)
+        cast(QLabel, self._parts["typing"]).setText(TYPING_FRAMES[self._typing_frame])
+
+    # -- painting --------------------------------------------------------------------------------
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        if self._data.role == "user":
+            palette = current_palette()
+            painter = QPainter(self)
+            rect = QRectF(self.rect())
+            fill_rounded(painter, rect, fill=palette.user_bubble, border=palette.user_border)
+            painter.end()
+        super().paintEvent(event)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            refresh_fonts(self, self.font())
+        elif event.type() == QEvent.Type.PaletteChange and "error" in self._parts:
+            self._update_error(visible=not self._parts["error"].isHidden())
+
+
+def _short_model(model: str) -> str:
+    """The last path part of a model id: "@cf/meta/llama-3" -> "llama-3"."""
+    return model.rsplit("/", 1)[-1]
+
+
+def _short_log_id(log_id: str) -> str:
+    return log_id if len(log_id) <= LOG_ID_SHOWN_CHARS else log_id[:LOG_ID_SHOWN_CHARS] + "…"

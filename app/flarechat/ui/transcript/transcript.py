@@ -1,0 +1,297 @@
+"""The conversation view: coalesced streaming into open replies over a paged message list."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import QScrollArea, QToolButton, QVBoxLayout, QWidget
+
+from flarechat.ui.transcript.message_list import (
+    JUMP_SHORTCUT,
+    MAX_LIVE_MESSAGES,
+    PAGE_SIZE,
+    PAGE_STEP,
+    MessageList,
+)
+from flarechat.ui.transcript.message_overlays import FLASH_MS, FLASH_NAME, FlashFrame
+from flarechat.ui.transcript.message_view import OPEN_STATUSES, MessageData, MessageView
+
+__all__ = [
+    "FLASH_MS",
+    "FLUSH_INTERVAL_MS",
+    "MAX_LIVE_MESSAGES",
+    "PAGE_SIZE",
+    "PAGE_STEP",
+    "TranscriptView",
+]
+
+#: Streaming deltas are buffered and painted at most this often (~30 Hz).
+FLUSH_INTERVAL_MS = 33
+
+
+@dataclass(slots=True)
+class _Stream:
+    """The open reply's text so far plus deltas not yet painted."""
+
+    content: str = ""
+    reasoning: str = ""
+    text_chunks: list[str] = field(default_factory=list)
+    reasoning_chunks: list[str] = field(default_factory=list)
+
+    def drain(self) -> None:
+        if self.text_chunks:
+            self.content += "".join(self.text_chunks)
+            self.text_chunks.clear()
+        if self.reasoning_chunks:
+            self.reasoning += "".join(self.reasoning_chunks)
+            self.reasoning_chunks.clear()
+
+
+class TranscriptView(QWidget):
+    """The conversation. Holds all MessageData, but widgets only for a window of them.
+
+    Signals (message ids are str):
+        regenerate_requested(str), edit_requested(str), continue_requested(str),
+        branch_requested(str, int): +1/-1 to the next/previous sibling,
+        log_id_copied(str): a gateway log id was copied to the clipboard.
+
+    ``render_count`` counts re-renders of open messages; ``flush_count`` buffer flushes.
+    """
+
+    regenerate_requested = Signal(str)
+    edit_requested = Signal(str)
+    continue_requested = Signal(str)
+    branch_requested = Signal(str, int)
+    log_id_copied = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("Conversation")
+        self.render_count = 0
+        self.flush_count = 0
+        self._streams: dict[str, _Stream] = {}
+        self._notes: dict[str, str | None] = {}
+        self._dirty: dict[str, None] = {}
+        self._list = MessageList(self._make_view, self)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self._list)
+        self._flush_timer = QTimer(self)
+        self._flush_timer.setObjectName("transcriptFlushTimer")
+        self._flush_timer.setSingleShot(True)
+        self._flush_timer.setInterval(FLUSH_INTERVAL_MS)
+        self._flush_timer.timeout.connect(self._flush)
+        latest = QShortcut(QKeySequence(JUMP_SHORTCUT), self)
+        latest.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        latest.activated.connect(self.scroll_to_latest)
+
+    # -- queries ---------------------------------------------------------------------------------
+
+    @property
+    def jump_button(self) -> QToolButton:
+        return self._list.jump_button
+
+    @property
+    def scroll_area(self) -> QScrollArea:
+        return self._list.scroll_area
+
+    @property
+    def live_count(self) -> int:
+        """Message widgets currently alive."""
+        return self._list.live_count
+
+    def message_count(self) -> int:
+        return self._list.count()
+
+    def messages(self) -> list[MessageData]:
+        """Every message's current data, oldest first (open replies include painted text)."""
+        return self._list.messages()
+
+    def view_for(self, message_id: str) -> MessageView | None:
+        """The live widget of a message, or None when it is paged out or unknown."""
+        return self._list.view_for(message_id)
+
+    def is_at_bottom(self) -> bool:
+        return self._list.is_at_bottom()
+
+    def is_loading(self) -> bool:
+        """True while a page of message widgets is still being filled in."""
+        return self._list.is_loading()
+
+    def scroll_to_latest(self) -> None:
+        """Show the newest message and follow the reply again (the jump button's action)."""
+        self._list.scroll_to_latest()
+
+    def scroll_to(self, message_id: str) -> bool:
+        """Open the conversation at a message, however far back (a search hit, a find match).
+
+        The page around it is loaded (the window of live widgets jumps there, staying within
+        MAX_LIVE_MESSAGES), it is scrolled near the top and marked for FLASH_MS. False when
+        the message is not in this conversation's visible path.
+        """
+        view = self._list.scroll_to(message_id)
+        if view is None:
+            return False
+        direct = Qt.FindChildOption.FindDirectChildrenOnly
+        frame = view.findChild(FlashFrame, FLASH_NAME, direct) or FlashFrame(view)
+        frame.flash()
+        return True
+
+    def flash_frame(self, message_id: str) -> FlashFrame | None:
+        """The mark over a message that was scrolled to (None if never marked or paged out)."""
+        view = self._list.view_for(message_id)
+        direct = Qt.FindChildOption.FindDirectChildrenOnly
+        return view.findChild(FlashFrame, FLASH_NAME, direct) if view is not None else None
+
+    # -- messages --------------------------------------------------------------------------------
+
+    def clear(self) -> None:
+        self._flush_timer.stop()
+        self._streams.clear()
+        self._notes.clear()
+        self._dirty.clear()
+        self._list.clear()
+
+    def set_history(self, messages: Sequence[MessageData]) -> None:
+        """Show a whole conversation: the newest messages at once, the rest of the last page
+        a few at a time, earlier pages when the user scrolls up."""
+        self.clear()
+        self._list.set_items(messages)
+
+    def add_message(self, view: MessageData) -> None:
+        """Append a finished or historical message (the user's own message scrolls to it)."""
+        self._append(view)
+        if view.role == "user":
+            self.scroll_to_latest()
+
+    def begin_reply(self, message_id: str, *, model: str) -> None:
+        """Append an open assistant message in the "waiting" state."""
+        self._streams[message_id] = _Stream()
+        self._append(MessageData(id=message_id, role="assistant", status="waiting", model=model))
+
+    def append_text(self, message_id: str, text: str) -> None:
+        """Buffer answer text for an open reply; painted by the next flush."""
+        stream = self._streams.get(message_id)
+        if stream is not None and text:
+            stream.text_chunks.append(text)
+            self._mark_dirty(message_id)
+
+    def append_reasoning(self, message_id: str, text: str) -> None:
+        """Buffer reasoning text for an open reply; painted by the next flush."""
+        stream = self._streams.get(message_id)
+        if stream is not None and text:
+            stream.reasoning_chunks.append(text)
+            self._mark_dirty(message_id)
+
+    def finish_reply(self, message_id: str, view: MessageData) -> None:
+        """Close a reply with its final data: full render, code highlighted, metadata line."""
+        self._close_stream(message_id)
+        self._notes.pop(message_id, None)
+        self._store(view)
+
+    def set_status(self, message_id: str, status: str, note: str | None = None) -> None:
+        """End a reply early ("stopped"/"interrupted"/"failed"), keeping its partial text."""
+        stream = self._close_stream(message_id)
+        position = self._list.position(message_id)
+        if position is None:
+            return
+        data = self._list.item(position)
+        if stream is not None:
+            data = replace(data, content=stream.content, reasoning=stream.reasoning)
+        self._notes[message_id] = note
+        self._store(replace(data, status=status))
+
+    def update_message(self, view: MessageData) -> None:
+        """Replace a message's data (an open reply keeps streaming from ``view.content``)."""
+        stream = self._streams.get(view.id)
+        if stream is not None and view.status in OPEN_STATUSES:
+            stream.content, stream.reasoning = view.content, view.reasoning
+            stream.text_chunks.clear()
+            stream.reasoning_chunks.clear()
+        elif stream is not None:
+            self._close_stream(view.id)
+        self._store(view)
+
+    def set_siblings(self, message_id: str, index: int, count: int) -> None:
+        """Show < index+1/count > on a message (``index`` is 0-based)."""
+        position = self._list.position(message_id)
+        if position is None:
+            return
+        data = replace(self._list.item(position), sibling_index=index, sibling_count=count)
+        view = self._list.replace(data)
+        if view is not None:
+            view.set_siblings(index, count)
+
+    def remove_from(self, message_id: str) -> None:
+        """Drop this message and everything after it (edit / regenerate)."""
+        position = self._list.position(message_id)
+        if position is None:
+            return
+        for data in self._list.messages()[position:]:
+            self._close_stream(data.id)
+            self._notes.pop(data.id, None)
+        self._list.truncate(position)
+
+    # -- streaming -------------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Paint buffered deltas now (benchmarks, tests); normally the 33 ms timer does it."""
+        self._flush_timer.stop()
+        if self._dirty:
+            self._flush()
+
+    def _mark_dirty(self, message_id: str) -> None:
+        self._dirty[message_id] = None
+        if not self._flush_timer.isActive():
+            self._flush_timer.start()
+
+    def _flush(self) -> None:
+        """Paint every open reply that received deltas: one tail re-render each."""
+        self.flush_count += 1
+        dirty, self._dirty = self._dirty, {}
+        for message_id in dirty:
+            stream = self._streams.get(message_id)
+            position = self._list.position(message_id)
+            if stream is None or position is None:
+                continue
+            stream.drain()
+            data = self._list.item(position)
+            status = "streaming" if stream.content or stream.reasoning else data.status
+            view = self._list.replace(
+                replace(data, content=stream.content, reasoning=stream.reasoning, status=status)
+            )
+            if view is not None:
+                view.stream(stream.content, stream.reasoning)
+                self.render_count += 1
+
+    def _close_stream(self, message_id: str) -> _Stream | None:
+        self._dirty.pop(message_id, None)
+        stream = self._streams.pop(message_id, None)
+        if stream is not None:
+            stream.drain()
+        return stream
+
+    # -- message widgets -------------------------------------------------------------------------
+
+    def _store(self, data: MessageData) -> None:
+        view = self._list.replace(data)
+        if view is not None:
+            view.set_data(data, note=self._notes.get(data.id))
+
+    def _append(self, data: MessageData) -> None:
+        if self._list.position(data.id) is not None:
+            self._store(data)
+        else:
+            self._list.append(data)
+
+    def _make_view(self, data: MessageData, parent: QWidget) -> MessageView:
+        view = MessageView(data, note=self._notes.get(data.id), parent=parent)
+        view.regenerate_requested.connect(self.regenerate_requested)
+        view.edit_requested.connect(self.edit_requested)
+        view.continue_requested.connect(self.continue_requested)
+        view.branch_requested.connect(self.branch_requested)
+        view.log_id_copied.connect(self.log_id_copied)
+        return view

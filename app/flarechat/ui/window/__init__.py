@@ -1,0 +1,1 @@
+"""The main window: layout, menus, toolbar, status bar and its dialogs."""

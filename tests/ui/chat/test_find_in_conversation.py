@@ -1,0 +1,104 @@
+"""Find in conversation (Ctrl+F) over a long history: every match of the open conversation,
+in order, reachable with next and previous; nothing from other conversations."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtGui import QKeySequence
+from window_helpers import settled_at, window
+
+from flarechat.core.conversation import (
+    ROLE_ASSISTANT,
+    ROLE_USER,
+    Conversation,
+    ConversationTree,
+    Message,
+    new_id,
+)
+from flarechat.core.store import ChatStore
+from flarechat.emulator import EmulatorServer
+from flarechat.ui.window.main_window import MainWindow
+
+pytestmark = pytest.mark.asyncio
+
+MESSAGES = 3000
+#: Messages whose index modulo PERIOD is below HITS_PER_PERIOD mention the word: 700 of 3000.
+PERIOD = 30
+HITS_PER_PERIOD = 7
+MATCHES = MESSAGES // PERIOD * HITS_PER_PERIOD
+WORD = "kingfisher"
+#: Every this many steps the test lets the page fill in and checks the match is on screen.
+SETTLE_EVERY = 100
+
+
+def _text(index: int) -> str:
+    if index % PERIOD < HITS_PER_PERIOD:
+        return f"A {WORD} dived here (message {index})."
+    return f"Message {index}: nothing to see."
+
+
+def _chain(conversation: Conversation, texts: list[str], *, start: float) -> list[Message]:
+    messages: list[Message] = []
+    for index, text in enumerate(texts):
+        role = ROLE_USER if index % 2 == 0 else ROLE_ASSISTANT
+        parent = messages[-1].id if messages else None
+        messages.append(Message(new_id(), conversation.id, parent, role, text))
+        messages[-1].created_at = start + index
+    return messages
+
+
+def seed(path: Path) -> tuple[str, list[str]]:
+    """The 3,000-message conversation (its 700 matching ids, in order) and another one that
+    mentions the word in its title and messages."""
+    start = time.time() - 2 * MESSAGES
+    long_haul = Conversation(id=new_id(), title="Long haul")
+    messages = _chain(long_haul, [_text(i) for i in range(MESSAGES)], start=start)
+    other = Conversation(id=new_id(), title=f"More {WORD} sightings")
+    others = _chain(other, [f"A {WORD} again", f"and a {WORD} there"], start=start + MESSAGES)
+    with ChatStore(path) as store:
+        store.insert_trees([ConversationTree(long_haul, messages), ConversationTree(other, others)])
+    return long_haul.id, [m.id for i, m in enumerate(messages) if i % PERIOD < HITS_PER_PERIOD]
+
+
+def _find_action(main: MainWindow) -> Any:
+    wanted = QKeySequence.keyBindings(QKeySequence.StandardKey.Find)
+    return next(a for a in main.actions() if a.shortcuts() and a.shortcuts() == wanted)
+
+
+async def test_all_700_matches_are_reachable_with_next_and_previous(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    conversation_id, wanted = await asyncio.to_thread(seed, tmp_path / "chat.sqlite3")
+    assert len(wanted) == MATCHES == 700
+    async with window(emulator, tmp_path) as (env, main, seen):
+        env.workspace.open(conversation_id)
+        await env.recorder.wait("conversation_opened", lambda c, _m: c == conversation_id)
+        transcript, bar = main.pane.transcript, main.pane.find_bar
+        _find_action(main).trigger()
+        shown: list[str] = []
+        bar.match_selected.connect(shown.append)
+        bar.field.setText(WORD)
+        query, matches = await seen.wait("find_results")
+        assert (query, matches) == (WORD, wanted)  # all of them, in order, none from elsewhere
+        assert bar.count.text() == f"{MATCHES} of {MATCHES}"
+        await settled_at(transcript, wanted[-1])
+        for step in range(MATCHES):  # next: wraps to the first, then walks to the last
+            bar.next.click()
+            assert transcript.flash_frame(wanted[step]) is not None, f"match {step} not shown"
+            if step % SETTLE_EVERY == 0:
+                await settled_at(transcript, wanted[step])
+                assert bar.count.text() == f"{step + 1} of {MATCHES}"
+        assert shown[1:] == wanted
+        for step in reversed(range(MATCHES - 1)):  # previous: back to the first
+            bar.previous.click()
+            assert transcript.flash_frame(wanted[step]) is not None, f"match {step} not shown"
+            if step % SETTLE_EVERY == 0:
+                await settled_at(transcript, wanted[step])
+        await settled_at(transcript, wanted[0])
+        assert bar.count.text() == f"1 of {MATCHES}"
+        assert shown[1 + MATCHES :] == wanted[-2::-1]

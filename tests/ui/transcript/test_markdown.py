@@ -1,0 +1,272 @@
+"""Markdown rendering: blocks, Qt HTML, highlighting, settled/tail split, and the block widgets."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from PySide6.QtCore import QSize, QUrl
+from PySide6.QtGui import QDesktopServices, QGuiApplication, QPixmap
+from PySide6.QtWidgets import QAbstractButton, QApplication, QWidget
+from pytestqt.qtbot import QtBot
+
+from flarechat.ui.shared.icons import icon
+from flarechat.ui.shared.theme import DARK, LIGHT, apply_theme, current_palette, monospace_family
+from flarechat.ui.transcript.markdown import (
+    CodeBlock,
+    ProseBlock,
+    highlight,
+    open_link,
+    render,
+    split_settled,
+)
+from flarechat.ui.transcript.markdown_view import CodeBlockWidget, MarkdownView, ProseLabel
+
+FindButton = Callable[[QWidget, str], QAbstractButton]
+OPAQUE = 255
+
+REPLY = """# Plan
+
+Some *prose* with `x = 1` and a [link](https://example.com/a?b=1).
+
+| Name | Value |
+|:-----|------:|
+| a    | 1     |
+
+- one
+- two
+
+```python
+def f(x):
+    return x * 2
+```
+
+Done.
+"""
+
+
+def prose_html(markdown: str) -> str:
+    blocks = render(markdown)
+    assert all(isinstance(block, ProseBlock) for block in blocks)
+    return "".join(block.html for block in blocks if isinstance(block, ProseBlock))
+
+
+def test_heading_list_link_and_inline_code_become_qt_html() -> None:
+    html = prose_html("# Title\n\n- a\n- b\n\n1. c\n\nSee [docs](https://x.dev) and `run()`.\n")
+    assert "<h1" in html
+    assert "Title</h1>" in html
+    assert "<ul" in html
+    assert "<li>a</li>" in html
+    assert "<ol" in html
+    assert '<a href="https://x.dev">docs</a>' in html
+    assert "<code" in html
+    assert monospace_family() in html
+    assert "run()" in html
+
+
+def test_table_gets_borders_and_padding_qt_understands() -> None:
+    html = prose_html("| a | b |\n|:--|--:|\n| 1 | 2 |\n")
+    assert '<table border="1" cellspacing="0" cellpadding=' in html
+    assert 'align="right"' in html  # Qt ignores CSS text-align in cells, not the attribute
+    assert "<th" in html
+    assert "<td" in html
+
+
+def test_raw_html_from_the_model_is_shown_as_text_and_images_as_links() -> None:
+    html = prose_html('<img src="/etc/x.png"> <b>bold</b>\n\n![chart](https://x.dev/c.png)\n')
+    assert "<b>" not in html
+    assert "&lt;b&gt;" in html
+    assert "<img" not in html
+    assert '<a href="https://x.dev/c.png">[image: chart]</a>' in html
+
+
+def test_strikethrough() -> None:
+    assert "<s>gone</s>" in prose_html("~~gone~~\n")
+
+
+def test_reply_splits_into_prose_and_code_blocks() -> None:
+    blocks = render(REPLY)
+    kinds = [type(block).__name__ for block in blocks]
+    assert kinds == ["ProseBlock", "CodeBlock", "ProseBlock"]
+    code = blocks[1]
+    assert code == CodeBlock(language="python", code="def f(x):\n    return x * 2", closed=True)
+
+
+@pytest.mark.parametrize(
+    ("markdown", "closed"),
+    [
+        ("```js\nlet a = 1\n```\n", True),
+        ("```js\nlet a = 1\n```", True),
+        ("````\ncode\n`````\n", True),
+        ("~~~\ncode\n~~~\n", True),
+        ("```js\nlet a = 1\n", False),
+        ("```js\nlet a = 1\n``", False),
+        ("````\ncode\n```\n", False),
+        ("```\n", False),
+    ],
+)
+def test_code_fence_knows_whether_it_is_closed(markdown: str, closed: bool) -> None:
+    blocks = render(markdown)
+    assert len(blocks) == 1
+    assert isinstance(blocks[0], CodeBlock)
+    assert blocks[0].closed is closed
+
+
+def test_fence_inside_a_list_stays_in_the_prose_as_monospace() -> None:
+    html = prose_html("- step:\n\n  ```sh\n  ls -l\n  ```\n")
+    assert "<pre" in html
+    assert "ls -l" in html
+
+
+def test_highlighted_code_has_pygments_spans_with_inline_styles() -> None:
+    html = highlight("def f():\n    return 1\n", "python", palette=LIGHT)
+    assert '<span style="' in html
+    assert "def" in html
+    assert "class=" not in html
+    assert html.startswith("<pre")
+    assert monospace_family() in html
+
+
+def test_light_and_dark_highlighting_use_different_styles() -> None:
+    code = "def f():\n    return 'x'\n"
+    assert highlight(code, "python", palette=LIGHT) != highlight(code, "python", palette=DARK)
+
+
+def test_unknown_language_is_plain_but_escaped() -> None:
+    html = highlight("a < b && c", "no-such-language")
+    assert "a &lt; b &amp;&amp; c" in html
+
+
+@pytest.mark.parametrize(
+    ("text", "settled"),
+    [
+        ("one\n\ntwo", "one\n\n"),
+        ("one\n\ntwo\n\n", "one\n\ntwo\n\n"),
+        ("one\ntwo", ""),
+        ("para\n\n```py\nx = 1\n\ny = 2\n", "para\n\n"),
+        ("```py\nx = 1\n```\nmore", "```py\nx = 1\n```\n"),
+        ("```py\nx = 1\n```", ""),
+        ("~~~\na\n```\n\nb\n", ""),
+        ("a\n\n", "a\n\n"),
+    ],
+)
+def test_split_settled(text: str, settled: str) -> None:
+    head, tail = split_settled(text)
+    assert head == settled
+    assert head + tail == text
+
+
+def test_settled_part_only_grows_while_text_is_appended() -> None:
+    previous = ""
+    for end in range(len(REPLY) + 1):
+        settled, _tail = split_settled(REPLY[:end])
+        assert settled.startswith(previous)
+        previous = settled
+    assert previous == REPLY[: REPLY.index("Done.")]  # the last paragraph may still grow
+
+
+def test_links_open_in_the_browser_only_for_safe_schemes(monkeypatch: pytest.MonkeyPatch) -> None:
+    opened: list[str] = []
+
+    def fake_open(url: QUrl) -> bool:
+        opened.append(url.toString())
+        return True
+
+    monkeypatch.setattr(QDesktopServices, "openUrl", staticmethod(fake_open))
+    label = ProseLabel(ProseBlock('<a href="https://example.com">x</a>'))
+    label.linkActivated.emit("https://example.com")
+    assert open_link("file:///etc/passwd") is False
+    assert open_link("javascript:alert(1)") is False
+    assert opened == ["https://example.com"]
+
+
+def test_code_block_widget_copies_code_and_highlights_only_when_closed(
+    qtbot: QtBot, find_button: FindButton
+) -> None:
+    widget = CodeBlockWidget(CodeBlock("python", "print('hi')", closed=False))
+    qtbot.addWidget(widget)
+    assert "<span style=" not in widget.code_html
+    widget.set_block(CodeBlock("python", "print('hi')", closed=True))
+    assert "<span style=" in widget.code_html
+    find_button(widget, "Copy code").click()
+    assert QGuiApplication.clipboard().text() == "print('hi')"
+
+
+def test_streaming_renders_settled_blocks_once(qtbot: QtBot) -> None:
+    view = MarkdownView()
+    qtbot.addWidget(view)
+    view.stream_markdown("First paragraph.\n\nSecond")
+    first = view.block_widgets()[0]
+    assert isinstance(first, ProseLabel)
+    assert "First paragraph." in first.text()
+    for end in range(len("Second paragraph grows"), len(REPLY)):
+        view.stream_markdown("First paragraph.\n\n" + "Second paragraph grows" + REPLY[:end])
+        assert view.block_widgets()[0] is first  # settled block untouched
+    view.set_markdown(REPLY)
+    assert [type(w).__name__ for w in view.block_widgets()] == [
+        "ProseLabel",
+        "CodeBlockWidget",
+        "ProseLabel",
+    ]
+
+
+def test_open_fence_while_streaming_is_plain_then_highlighted(qtbot: QtBot) -> None:
+    view = MarkdownView()
+    qtbot.addWidget(view)
+    view.stream_markdown("Code:\n\n```python\ndef f():\n")
+    code = view.block_widgets()[-1]
+    assert isinstance(code, CodeBlockWidget)
+    assert not code.block.closed
+    assert "<span style=" not in code.code_html
+    view.stream_markdown("Code:\n\n```python\ndef f():\n    pass\n```\n")
+    code = view.block_widgets()[-1]
+    assert isinstance(code, CodeBlockWidget)
+    assert code.block.closed
+    assert "<span style=" in code.code_html
+
+
+# --- theme and icons -----------------------------------------------------------------------------
+
+
+def opaque_colors(pixmap: QPixmap) -> set[str]:
+    image = pixmap.toImage()
+    return {
+        image.pixelColor(x, y).name()
+        for x in range(image.width())
+        for y in range(image.height())
+        if image.pixelColor(x, y).alpha() == OPAQUE
+    }
+
+
+def test_code_is_highlighted_again_when_the_theme_changes(qtbot: QtBot, qapp: QApplication) -> None:
+    view = MarkdownView()
+    qtbot.addWidget(view)
+    view.show()
+    view.set_markdown("```python\nx = 'dark or light'\n```\n")
+    code = view.block_widgets()[0]
+    assert isinstance(code, CodeBlockWidget)
+    light_html = code.code_html
+    dark_html = highlight("x = 'dark or light'", "python", palette=DARK)
+    apply_theme(qapp, "dark")  # Qt posts the palette change to every widget
+    try:
+        assert current_palette() is DARK
+        qtbot.waitUntil(lambda: code.code_html == dark_html)
+    finally:
+        apply_theme(qapp, "light")
+    qtbot.waitUntil(lambda: code.code_html == light_html)
+
+
+def test_icons_are_crisp_at_the_device_pixel_ratio_and_follow_the_theme(
+    qapp: QApplication,
+) -> None:
+    light = icon("copy").pixmap(QSize(16, 16), 2.0)
+    assert light.size() == QSize(32, 32)
+    assert light.devicePixelRatio() == 2.0
+    assert opaque_colors(light) == {LIGHT.text}
+    apply_theme(qapp, "dark")
+    try:
+        assert opaque_colors(icon("copy").pixmap(QSize(16, 16), 2.0)) == {DARK.text}
+    finally:
+        apply_theme(qapp, "light")
+    app_icon = icon("flarechat").pixmap(QSize(64, 64))
+    assert len(opaque_colors(app_icon)) > 2  # the colourful app icon is never tinted
