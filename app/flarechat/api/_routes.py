@@ -18,6 +18,18 @@ from flarechat.api.config import (
     Route,
     SamplingParams,
 )
+from flarechat.gateway_limits import (
+    BACKOFF_KINDS,
+    CACHE_TTL_MAX,
+    CACHE_TTL_MIN,
+    MAX_ATTEMPTS_MAX,
+    MAX_ATTEMPTS_MIN,
+    METADATA_MAX_ENTRIES,
+    REQUEST_TIMEOUT_MAX_MS,
+    REQUEST_TIMEOUT_MIN_MS,
+    RETRY_DELAY_MAX_MS,
+    RETRY_DELAY_MIN_MS,
+)
 
 __all__ = [
     "BACKOFF_KINDS",
@@ -32,14 +44,6 @@ __all__ = [
     "gateway_headers",
     "validate_gateway_options",
 ]
-
-CACHE_TTL_MIN = 60  # seconds (AI Gateway limit)
-CACHE_TTL_MAX = 2_592_000  # one month, in seconds
-METADATA_MAX_ENTRIES = 5
-MAX_ATTEMPTS_MIN = 1
-MAX_ATTEMPTS_MAX = 5
-RETRY_DELAY_MAX_MS = 5000
-BACKOFF_KINDS = frozenset({"constant", "linear", "exponential"})
 
 #: Characters a Workers AI model id may hold. '@' and '/' stay raw in the path: Cloudflare
 #: answers a percent-encoded '%2F' with 7000 "No route for that URI".
@@ -159,9 +163,19 @@ def validate_gateway_options(options: GatewayOptions) -> None:
         "Gateway max attempts", options.max_attempts, low=MAX_ATTEMPTS_MIN, high=MAX_ATTEMPTS_MAX
     )
     _check_int_range(
-        "Gateway retry delay", options.retry_delay_ms, low=0, high=RETRY_DELAY_MAX_MS, unit=" ms"
+        "Gateway retry delay",
+        options.retry_delay_ms,
+        low=RETRY_DELAY_MIN_MS,
+        high=RETRY_DELAY_MAX_MS,
+        unit=" ms",
     )
-    _check_int_range("Gateway request timeout", options.request_timeout_ms, low=1, unit=" ms")
+    _check_int_range(
+        "Gateway request timeout",
+        options.request_timeout_ms,
+        low=REQUEST_TIMEOUT_MIN_MS,
+        high=REQUEST_TIMEOUT_MAX_MS,
+        unit=" ms",
+    )
     if options.backoff is not None and options.backoff not in BACKOFF_KINDS:
         kinds = ", ".join(sorted(BACKOFF_KINDS))
         raise ValueError(f"Gateway backoff must be one of {kinds}, not {options.backoff!r}.")

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QLabel
 
 from flarechat.ui.shared.theme import DARK, LIGHT, apply_theme
@@ -107,3 +109,89 @@ def test_search_results_mark_matches_in_the_palette_colours(qtbot: Any, qapp: An
     finally:
         apply_theme(qapp, "light")  # the session's scheme
     assert DARK.match_bg != LIGHT.match_bg
+
+
+def test_pinning_the_open_conversation_keeps_it_open(qtbot: Any) -> None:
+    """Issue 11 #2: the refill after Pin moved Qt's current row and opened another chat."""
+    now = datetime(2025, 3, 12, 15, 0)
+    items = [
+        _Summary("a", "Alpha", when=now - timedelta(minutes=1)),
+        _Summary("b", "Beta", when=now - timedelta(minutes=2)),
+        _Summary("c", "Gamma", when=now - timedelta(minutes=3)),
+    ]
+    sidebar = Sidebar()
+    qtbot.addWidget(sidebar)
+    sidebar.show()
+    sidebar.set_conversations(items, now=now)
+    sidebar.set_current("b")
+    sidebar.conversations.setFocus()
+    opened: list[str] = []
+    sidebar.conversation_activated.connect(opened.append)
+    items[1].pinned = True
+    sidebar.set_conversations(items, now=now)
+    assert opened == []
+    assert sidebar.current_id() == "b"
+    current = sidebar.conversations.currentItem()
+    assert current is not None
+    assert current.text() == "Beta"
+
+
+def test_down_and_enter_in_the_search_field_reach_the_results(qtbot: Any) -> None:
+    """Issue 11 #7: Down moves into the results, Enter opens the first one."""
+    sidebar = Sidebar()
+    qtbot.addWidget(sidebar)
+    sidebar.show()
+    sidebar.search_field.setText("heron")
+    sidebar._search_timer.stop()  # the results below answer this query
+    sidebar.set_search_results([_Hit()])
+    sidebar.search_field.setFocus()
+    with qtbot.waitSignal(sidebar.search_hit_activated) as opened:
+        qtbot.keyClick(sidebar.search_field, Qt.Key.Key_Return)
+    assert opened.args == ["c1", "m1"]
+    qtbot.keyClick(sidebar.search_field, Qt.Key.Key_Down)
+    assert sidebar.focusWidget() is sidebar.results
+    assert sidebar.results.currentRow() == 0
+
+
+def test_down_in_the_search_field_moves_to_the_first_conversation_not_a_header(
+    qtbot: Any,
+) -> None:
+    now = datetime(2025, 3, 12, 15, 0)
+    sidebar = Sidebar()
+    qtbot.addWidget(sidebar)
+    sidebar.show()
+    sidebar.set_conversations([_Summary("a", "Alpha", when=now)], now=now)
+    sidebar.search_field.setFocus()
+    with qtbot.waitSignal(sidebar.conversation_activated) as opened:
+        qtbot.keyClick(sidebar.search_field, Qt.Key.Key_Down)
+    assert opened.args == ["a"]
+    assert sidebar.focusWidget() is sidebar.conversations
+
+
+def test_search_snippets_show_plain_text_not_markdown(qtbot: Any) -> None:
+    """Issue 11 #9: a snippet cut from a Markdown reply reads as prose."""
+
+    class MarkdownHit(_Hit):
+        snippet = "## Setup\nRun `pip install \x02heron\x03` **now**"
+
+    sidebar = Sidebar()
+    qtbot.addWidget(sidebar)
+    sidebar.search_field.setText("heron")
+    sidebar.set_search_results([MarkdownHit()])
+    label = sidebar.results.itemWidget(sidebar.results.item(0))
+    assert isinstance(label, QLabel)
+    shown = QTextDocument()
+    shown.setHtml(label.text())
+    assert shown.toPlainText() == "Birds\nSetup Run pip install heron now"
+
+
+def test_an_empty_sidebar_says_how_to_start(qtbot: Any) -> None:
+    sidebar = Sidebar()
+    qtbot.addWidget(sidebar)
+    sidebar.show()
+    sidebar.set_conversations([])
+    assert sidebar.empty_list.isVisible()
+    assert "Ctrl+N" in sidebar.empty_list.text()
+    sidebar.set_conversations([_Summary("a", "Alpha", when=datetime(2025, 3, 12))])
+    assert not sidebar.empty_list.isVisible()
+    assert sidebar.conversations.isVisible()

@@ -8,8 +8,8 @@ from datetime import date, datetime, timedelta
 from functools import partial
 from typing import Protocol, TypeVar
 
-from PySide6.QtCore import QEvent, QPoint, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence, QPalette
+from PySide6.QtCore import QEvent, QObject, QPoint, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLabel,
@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from flarechat.ui.shared.icons import icon
 from flarechat.ui.shared.theme import current_palette
+from flarechat.ui.sidebar.snippets import plain_snippet
 
 __all__ = ["GROUP_LABELS", "SearchHitLike", "Sidebar", "SummaryLike", "group_conversations"]
 
@@ -45,6 +46,14 @@ MESSAGE_ROLE = Qt.ItemDataRole.UserRole + 1
 MATCH_START = "\x02"
 MATCH_END = "\x03"
 MARKS = (MATCH_START, MATCH_END)
+EMPTY_LIST_TEXT = (
+    "No conversations yet.\n\nWrite a message below to start one, or press Ctrl+N "
+    "for a new chat. Your chats are saved on this computer."
+)
+NO_MATCHES_TEXT = "No matches."
+#: Keys in the search field that move into the list below it.
+_INTO_LIST_KEYS = (Qt.Key.Key_Down, Qt.Key.Key_PageDown)
+_ACTIVATE_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter)
 
 
 class SummaryLike(Protocol):
@@ -141,7 +150,8 @@ class Sidebar(QWidget):
         self.conversations = QListWidget(self)
         self.results = QListWidget(self)
         self._stack = QStackedWidget(self)
-        self._empty_results = QLabel("No matches.", self)
+        self._empty_results = QLabel(NO_MATCHES_TEXT, self)
+        self.empty_list = QLabel(EMPTY_LIST_TEXT, self)
         self._search_timer = QTimer(self, singleShot=True, interval=SEARCH_DEBOUNCE_MS)
         self._search_timer.setObjectName("sidebar-search-debounce")
         self._build()
@@ -172,7 +182,13 @@ class Sidebar(QWidget):
         self.results.setWordWrap(True)
         self._empty_results.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self._empty_results.setEnabled(False)
-        for page in (self.conversations, self.results, self._empty_results):
+        self.empty_list.setObjectName("emptySidebar")
+        self.empty_list.setAccessibleName("No conversations yet")
+        self.empty_list.setWordWrap(True)
+        self.empty_list.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+        self.empty_list.setContentsMargins(8, 16, 8, 8)
+        self.empty_list.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        for page in (self.conversations, self.results, self._empty_results, self.empty_list):
             self._stack.addWidget(page)
         self.new_button.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         layout = QVBoxLayout(self)
@@ -203,6 +219,7 @@ class Sidebar(QWidget):
 
     def _connect(self) -> None:
         self.new_button.clicked.connect(self.new_requested)
+        self.search_field.installEventFilter(self)
         self.search_field.textChanged.connect(self._on_search_text_changed)
         self._search_timer.timeout.connect(self._emit_search)
         self.conversations.currentItemChanged.connect(self._on_current_item_changed)
@@ -233,6 +250,13 @@ class Sidebar(QWidget):
             self._select(self._current)
         finally:
             self._filling = False
+        if not self.search_field.text().strip():
+            self._show_list()
+
+    def _show_list(self) -> None:
+        """The conversations, or a line saying how to start when there are none."""
+        has_items = bool(self._pinned)
+        self._stack.setCurrentWidget(self.conversations if has_items else self.empty_list)
 
     def _add_header(self, label: str) -> None:
         header = QListWidgetItem(label.upper())
@@ -287,6 +311,8 @@ class Sidebar(QWidget):
     def _on_current_item_changed(
         self, current: QListWidgetItem | None, _previous: QListWidgetItem | None
     ) -> None:
+        if self._filling:  # refilling moves rows; Qt's own current-row changes are no choice
+            return
         conversation_id = current.data(ID_ROLE) if current is not None else None
         if isinstance(conversation_id, str) and conversation_id != self._current:
             self._current = conversation_id
@@ -344,7 +370,7 @@ class Sidebar(QWidget):
             self._search_timer.start()
         else:
             self._search_timer.stop()
-            self._stack.setCurrentWidget(self.conversations)
+            self._show_list()
             self.search_requested.emit("")
 
     def _emit_search(self) -> None:
@@ -366,7 +392,8 @@ class Sidebar(QWidget):
         item.setData(ID_ROLE, hit.conversation_id)
         item.setData(MESSAGE_ROLE, hit.message_id)
         p = current_palette()
-        snippet = snippet_html(hit.snippet, highlight=p.match_bg, text=p.match_text)
+        marked = hit.snippet if hit.message_id is None else plain_snippet(hit.snippet)
+        snippet = snippet_html(marked, highlight=p.match_bg, text=p.match_text)
         if hit.message_id is None:  # the title matched: its snippet is the marked title
             label = QLabel(f"<b>{snippet}</b>")
         else:
@@ -379,6 +406,43 @@ class Sidebar(QWidget):
         item.setSizeHint(QSize(width, label.heightForWidth(width)))
         self.results.addItem(item)
         self.results.setItemWidget(item, label)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (
+            watched is self.search_field
+            and isinstance(event, QKeyEvent)
+            and event.type() == QEvent.Type.KeyPress
+            and self._on_search_key(event.key())
+        ):
+            return True
+        return super().eventFilter(watched, event)
+
+    def _on_search_key(self, key: int) -> bool:
+        """Down (or Page Down) moves into the list; Enter opens the first (or chosen) result."""
+        view = self._stack.currentWidget()
+        if not isinstance(view, QListWidget) or view.count() == 0:
+            return False
+        if key in _INTO_LIST_KEYS:
+            if view.currentRow() < 0 or not view.currentItem().flags() & Qt.ItemFlag.ItemIsEnabled:
+                view.setCurrentRow(self._first_row(view))
+            view.setFocus(Qt.FocusReason.TabFocusReason)
+            return True
+        if key in _ACTIVATE_KEYS and view is self.results:
+            if self._search_timer.isActive():  # the results are for an older query
+                return False
+            item = view.currentItem() or view.item(self._first_row(view))
+            if item is not None:
+                self._on_result_activated(item)
+            return True
+        return False
+
+    @staticmethod
+    def _first_row(view: QListWidget) -> int:
+        """The first row that can be chosen (the list's date headers cannot)."""
+        for row in range(view.count()):
+            if view.item(row).flags() & Qt.ItemFlag.ItemIsEnabled:
+                return row
+        return 0
 
     def _on_result_activated(self, item: QListWidgetItem) -> None:
         conversation_id, message_id = item.data(ID_ROLE), item.data(MESSAGE_ROLE)
