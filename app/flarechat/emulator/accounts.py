@@ -23,6 +23,7 @@ __all__ = [
     "gateway_error",
     "gateway_exists",
     "no_route",
+    "refused",
     "usable",
     "valid_account",
 ]
@@ -142,10 +143,18 @@ def _int_param(request: Request, name: str, *, default: int) -> int:
         return default
 
 
-async def models_search(request: Request) -> Response:
+def refused(request: Request) -> Response | None:
+    """The edge error for a bad account id or token on an account-scoped GET, else None."""
     token, problem = _checked(request)
     if problem is not None or not usable(token):
         return problem or edge_error(401, 10000, message="Authentication error")
+    return None
+
+
+async def models_search(request: Request) -> Response:
+    problem = refused(request)
+    if problem is not None:
+        return problem
     params = request.query_params
     query = SearchQuery(
         task=params.get("task"),
@@ -162,9 +171,9 @@ async def models_search(request: Request) -> Response:
 
 
 async def models_schema(request: Request) -> Response:
-    token, problem = _checked(request)
-    if problem is not None or not usable(token):
-        return problem or edge_error(401, 10000, message="Authentication error")
+    problem = refused(request)
+    if problem is not None:
+        return problem
     name = request.query_params.get("model", "")
     model = catalogue.find(name)
     if model is None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from flarechat.emulator.schemas import CHAT_SCHEMA, EMBEDDING_SCHEMA
+from flarechat.emulator.schemas import EMBEDDING_SCHEMA, Capabilities, chat_schema
 
 __all__ = [
     "DEPRECATED",
@@ -72,6 +72,12 @@ class CatalogueModel:
     paid_only: bool = False
     context_window: int = 128_000
     beta: bool = False
+    #: accepts response_format (JSON mode); the model pages of some models lack it
+    json_mode: bool = True
+    #: takes the native llama-3.2-vision ``image`` input (bytes array or base64) on /ai/run
+    native_image: bool = False
+    #: answers 5016 until the account sends ``{"prompt": "agree"}`` (its ``terms`` licence)
+    agreement: bool = False
 
     @property
     def task(self) -> dict[str, str]:
@@ -80,6 +86,19 @@ class CatalogueModel:
     @property
     def author(self) -> str:
         return self.name.split("/")[1]
+
+    def prop(self, name: str) -> Any:
+        """The value of catalogue property ``name``, or None."""
+        return next((value for key, value in self.properties if key == name), None)
+
+    def supports(self, name: str) -> bool:
+        """True when boolean-ish property ``name`` is set ("true", as the catalogue spells it)."""
+        return str(self.prop(name)).lower() == "true"
+
+    @property
+    def content_arrays(self) -> bool:
+        """Messages may carry content arrays (newer schemas, and every vision model)."""
+        return self.profile not in (Profile.LEGACY, Profile.THINK) or self.supports("vision")
 
     @property
     def reasoning(self) -> bool:
@@ -139,6 +158,7 @@ MODELS: tuple[CatalogueModel, ...] = (
             ("terms", _LLAMA_TERMS.format("llama3_1")),
             _price(0.045, 0.384),
         ),
+        json_mode=False,  # its model page has no response_format (cloudflare-docs #27786)
     ),
     CatalogueModel(
         "@cf/google/gemma-4-26b-a4b-it",
@@ -228,6 +248,15 @@ MODELS: tuple[CatalogueModel, ...] = (
             ("context_window", "262144"),
             ("function_calling", "true"),
             ("reasoning", "true"),
+            (
+                "reasoning_effort",
+                {
+                    "supported_efforts": ["low", "medium", "high"],
+                    "default_effort": "medium",
+                    "mandatory": False,
+                    "default_enabled": True,
+                },
+            ),
             ("vision", "true"),
             _price(0.95, 4, cached=0.16),
         ),
@@ -263,6 +292,15 @@ MODELS: tuple[CatalogueModel, ...] = (
             ("context_window", "131072"),
             ("function_calling", "true"),
             ("reasoning", "true"),
+            (
+                "reasoning_effort",
+                {
+                    "supported_efforts": ["low", "medium", "high"],
+                    "default_effort": "medium",
+                    "mandatory": False,
+                    "default_enabled": True,
+                },
+            ),
             _price(0.06, 0.40),
         ),
         reasoning_field="reasoning_content",
@@ -286,6 +324,57 @@ MODELS: tuple[CatalogueModel, ...] = (
         ),
         context_window=131_000,
         beta=True,
+    ),
+    CatalogueModel(
+        "@cf/meta/llama-3.2-11b-vision-instruct",
+        "2dc1d6a0-0b50-4e7c-a1f2-76a1e0f3c9b8",
+        "The Llama 3.2-Vision collection of multimodal large language models (LLMs) is a "
+        "collection of pretrained and instruction-tuned image reasoning generative models.",
+        Profile.LEGACY,
+        "2024-09-25 05:36:04.547",
+        0.049,
+        0.676,
+        (
+            ("context_window", "128000"),
+            ("vision", "true"),
+            ("terms", _LLAMA_TERMS.format("llama3_2")),
+            _price(0.049, 0.676),
+        ),
+        json_mode=False,
+        native_image=True,
+        agreement=True,
+    ),
+    CatalogueModel(
+        "@cf/meta/llama-4-scout-17b-16e-instruct",
+        "1a8c9b52-5b3e-4c0f-9f1d-2c3b4a5d6e7f",
+        "Meta's Llama 4 Scout is a 17 billion parameter model with 16 experts that is natively "
+        "multimodal.",
+        Profile.LEGACY,
+        "2025-04-05 20:25:56.137",
+        0.27,
+        0.85,
+        (
+            ("context_window", "131000"),
+            ("function_calling", "true"),
+            ("vision", "true"),
+            ("terms", _LLAMA_TERMS.format("llama4")),
+            _price(0.27, 0.85),
+        ),
+        context_window=131_000,
+    ),
+    CatalogueModel(
+        "@cf/mistral/mistral-7b-instruct-v0.2-lora",
+        "7ed8d8e8-6040-4680-843a-aef402d6b013",
+        "The Mistral-7B-Instruct-v0.2 Large Language Model (LLM) is an instruct fine-tuned "
+        "version of the Mistral-7B-v0.2, served for LoRA adapters.",
+        Profile.LEGACY,
+        "2024-04-01 22:14:40.529",
+        0.11,
+        0.19,
+        (("beta", "true"), ("context_window", "15000"), ("lora", "true"), _price(0.11, 0.19)),
+        context_window=15_000,
+        beta=True,
+        json_mode=False,
     ),
     CatalogueModel(
         "@cf/baai/bge-m3",
@@ -353,4 +442,19 @@ def _matches(model: CatalogueModel, query: SearchQuery) -> bool:
 
 def schema(model: CatalogueModel) -> dict[str, Any]:
     """The model's input/output JSON schema, as /ai/models/schema returns it."""
-    return EMBEDDING_SCHEMA if model.profile is Profile.EMBEDDING else CHAT_SCHEMA
+    if model.profile is Profile.EMBEDDING:
+        return EMBEDDING_SCHEMA
+    effort = model.prop("reasoning_effort")
+    return chat_schema(
+        Capabilities(
+            content_arrays=model.content_arrays,
+            vision=model.supports("vision"),
+            native_image=model.native_image,
+            tools=model.supports("function_calling"),
+            json_mode=model.json_mode,
+            lora=model.supports("lora"),
+            reasoning_effort=effort if isinstance(effort, dict) else None,
+            thinking=model.reasoning and model.profile is not Profile.THINK,
+            openai_output=model.profile in (Profile.OPENAI, Profile.NOSTREAM),
+        )
+    )
