@@ -67,6 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     with EmulatorServer(host=args.host, port=args.port, config=config) as server:
         sys.stdout.write(_banner(server))
         sys.stdout.flush()
+        sys.stderr.write(f"Control token (X-Emulator-Control header): {server.control_token}\n")
+        sys.stderr.flush()
         with contextlib.suppress(KeyboardInterrupt):  # Ctrl+C is the documented way out
             stop.wait()
     return 0

@@ -13,7 +13,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from flarechat.emulator import accounts
+from flarechat.emulator import accounts, guard, lora
 from flarechat.emulator.generation import Call, Kind, generate
 from flarechat.emulator.state import EmulatorState, RecordedRequest
 from flarechat.emulator.wire import ErrorSpec, cf_ray, error_response, json_response, request_uuid
@@ -187,12 +187,18 @@ async def compat_gateway(request: Request) -> Response:
 
 
 async def control(request: Request) -> Response:
-    """POST {"action": "<EmulatorState method>", ...kwargs}: script a running emulator."""
+    """POST {"action": "<EmulatorState method>", ...kwargs}: script a running emulator.
+
+    Only from this machine (loopback Host with our port), as JSON, with the control token.
+    """
+    state: EmulatorState = request.app.state.emulator
+    refused = guard.refusal(request, token=state.control_token)
+    if refused is not None:
+        return refused
     payload = _parse_json(await request.body())
     if not isinstance(payload, dict) or not isinstance(payload.get("action"), str):
         return json_response({"ok": False, "error": 'expected {"action": ...}'}, status=400)
     arguments = {k: v for k, v in payload.items() if k != "action"}
-    state: EmulatorState = request.app.state.emulator
     try:
         result = state.control(payload["action"], arguments)
     except (TypeError, ValueError) as exc:
@@ -218,6 +224,7 @@ def create_app(state: EmulatorState) -> ASGIApp:
         Route(acct + "/ai/v1/chat/completions", chat_rest, methods=["POST"]),
         Route(acct + "/ai/models/search", accounts.models_search, methods=["GET"]),
         Route(acct + "/ai/models/schema", accounts.models_schema, methods=["GET"]),
+        Route(acct + "/ai/finetunes", lora.finetunes, methods=["GET"]),
         Route(acct + "/tokens/verify", accounts.verify_account, methods=["GET"]),
         Route(_API + "/user/tokens/verify", accounts.verify_user, methods=["GET"]),
         Route(gateway + "/workers-ai/{rest:path}", workers_ai_gateway, methods=["POST"]),

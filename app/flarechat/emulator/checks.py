@@ -46,7 +46,15 @@ def _lookup(name: str) -> tuple[CatalogueModel | None, ErrorSpec | None]:
     return model, None
 
 
-def _messages_problem(messages: Any, *, strings_only: bool) -> ErrorSpec | None:
+def _has_image(content: Any) -> bool:
+    return isinstance(content, list) and any(
+        isinstance(part, dict) and part.get("type") == "image_url" for part in content
+    )
+
+
+def _messages_problem(
+    messages: Any, *, strings_only: bool, vision: bool = False
+) -> ErrorSpec | None:
     if not isinstance(messages, list) or not messages:
         return _bad(f"Type mismatch of '/messages', '{_json_type(messages)}' not in 'array'")
     for index, message in enumerate(messages):
@@ -54,7 +62,8 @@ def _messages_problem(messages: Any, *, strings_only: bool) -> ErrorSpec | None:
             return _bad(f"required properties at '/messages/{index}' are 'role', 'content'")
         content = message.get("content")
         allowed = (str,) if strings_only else (str, list)
-        if not isinstance(content, allowed):
+        if not isinstance(content, allowed) or (_has_image(content) and not vision):
+            # a non-vision model's schema has no image parts: Cloudflare reports the array
             kind = _json_type(content)
             return _bad(f"Type mismatch of '/messages/{index}/content', '{kind}' not in 'string'")
     return None
@@ -66,9 +75,12 @@ def _input_problem(model: CatalogueModel, body: dict[str, Any], *, chat: bool) -
         if chat or not (isinstance(text, str) or (isinstance(text, list) and text)):
             return _bad("required properties at '/' are 'text'")
         return None
-    strings_only = model.profile in (Profile.LEGACY, Profile.THINK)
     if chat or "messages" in body:
-        problem = _messages_problem(body.get("messages"), strings_only=strings_only)
+        problem = _messages_problem(
+            body.get("messages"),
+            strings_only=not model.content_arrays,
+            vision=model.supports("vision"),
+        )
         if problem is not None:
             return problem
     elif not isinstance(body.get("prompt"), str) or not body["prompt"]:

@@ -11,11 +11,12 @@ from typing import Any
 
 from starlette.responses import Response
 
-from flarechat.emulator import catalogue, checks, replies, shapes
+from flarechat.emulator import catalogue, checks, replies, shapes, terms
 from flarechat.emulator.cache import CachedResponse, cache_key, parse_ttl
 from flarechat.emulator.catalogue import CatalogueModel, Profile
 from flarechat.emulator.config import DEFAULT_MAX_TOKENS
 from flarechat.emulator.delivery import Delivery, GenerationResponse
+from flarechat.emulator.features import Features, Request, read_features
 from flarechat.emulator.shapes import Completion, Frame
 from flarechat.emulator.state import CAPACITY_MESSAGE, EmulatorState, StreamFaults
 from flarechat.emulator.wire import (
@@ -86,7 +87,10 @@ async def generate(state: EmulatorState, call: Call) -> Response:
         token=call.token,
         size=len(call.raw_body),
     )
-    if model is None:
+    features = None
+    if model is not None:
+        features, problem = _features(state, call, model)
+    if model is None or features is None:
         spec = problem or ErrorSpec(500, 1000, "Internal server error")
         styled = spec.with_style(call.inference_style)
         return error_response(styled, req_id=call.request_id, headers=headers)
@@ -99,7 +103,22 @@ async def generate(state: EmulatorState, call: Call) -> Response:
         return error_response(failure, req_id=call.request_id, headers=headers)
     if model.profile is Profile.EMBEDDING:
         return _embed(state, call, model=model, headers=headers)
-    return _answer(state, call, model=model, headers=headers, plan=plan)
+    return _answer(state, call, model=model, features=features, headers=headers, plan=plan)
+
+
+def _features(
+    state: EmulatorState, call: Call, model: CatalogueModel
+) -> tuple[Features | None, ErrorSpec | None]:
+    """Licence terms first (5016 until agreed), then what the body asks of the model."""
+    if model.profile is Profile.EMBEDDING:
+        return Features(), None
+    if model.agreement and not state.agreements.agreed(call.account, model.name):
+        if not terms.is_agreement(call.body):
+            return None, terms.terms_error(state.variant.get("terms_message"))
+        state.agreements.agree(call.account, model.name)
+        return Features(fixed_answer=terms.AGREED_REPLY), None
+    request = Request(model, call.body, call.account, not call.openai_shape, state.variant)
+    return read_features(request)
 
 
 def _cache_plan(call: Call) -> _CachePlan:
@@ -158,8 +177,19 @@ def _embed(
     return Response(dumps(success(result)), headers=headers, media_type=JSON_TYPE)
 
 
+def _streamed(state: EmulatorState, call: Call, model: CatalogueModel, features: Features) -> bool:
+    """stream:true streams, except gpt-oss on /ai/run (§4c) and native JSON mode (§2)."""
+    if call.body.get("stream") is not True:
+        return False
+    if call.kind is not Kind.RUN:
+        return True
+    if features.json_mode and state.variant.get("json_stream") != "stream":
+        return False  # "JSON Mode does not support streaming": the answer comes as plain JSON
+    return model.profile is not Profile.NOSTREAM
+
+
 def _compose(
-    state: EmulatorState, call: Call, *, model: CatalogueModel
+    state: EmulatorState, call: Call, *, model: CatalogueModel, features: Features
 ) -> tuple[Completion, bool, list[Frame]]:
     """The reply, whether it is streamed as SSE, and its frames."""
     body = call.body
@@ -167,13 +197,12 @@ def _compose(
     completion = shapes.plan_completion(
         model,
         body,
+        features=features,
         max_tokens=int(body.get("max_tokens") or DEFAULT_MAX_TOKENS),
         seed=_seed(state, body),
         cached=state.cached_prefix(call.headers.get("x-session-affinity"), prompt),
     )
-    streamed = body.get("stream") is True and not (
-        call.kind is Kind.RUN and model.profile is Profile.NOSTREAM
-    )
+    streamed = _streamed(state, call, model, features)
     return completion, streamed, _frames(state, call, completion=completion, streamed=streamed)
 
 
@@ -182,10 +211,11 @@ def _answer(
     call: Call,
     *,
     model: CatalogueModel,
+    features: Features,
     headers: dict[str, str],
     plan: _CachePlan,
 ) -> Response:
-    completion, streamed, frames = _compose(state, call, model=model)
+    completion, streamed, frames = _compose(state, call, model=model, features=features)
     acquired = state.capacity.try_acquire(model.name, call.request_id)
     if not acquired and _rejects_if_busy(call.body):
         state.capacity.reject(model.name, call.request_id)
@@ -222,14 +252,21 @@ def _frames(
     if streamed:
         if call.openai_shape or c.model.profile in (Profile.OPENAI, Profile.NOSTREAM):
             return shapes.openai_frames(c, rng)
-        return shapes.legacy_frames(c, rng)
-    if call.kind is Kind.RUN and call.body.get("stream") is True and state.nonstream_empty_result:
+        final = state.variant.get("legacy_tool_stream") == "final"
+        return shapes.legacy_frames(c, rng, final_tools=final)
+    if (
+        call.kind is Kind.RUN
+        and call.body.get("stream") is True
+        and c.model.profile is Profile.NOSTREAM
+        and state.nonstream_empty_result
+    ):
         return [Frame(dumps(success({})), "tail")]
     if call.openai_shape:
         return [Frame(dumps(shapes.openai_result(c)), "tail")]
     if c.model.profile in (Profile.OPENAI, Profile.NOSTREAM):
         return [Frame(dumps(success(shapes.openai_result(c))), "tail")]
-    return [Frame(dumps(success(shapes.legacy_result(c))), "tail")]
+    null = state.variant.get("legacy_tool_response") == "null"
+    return [Frame(dumps(success(shapes.legacy_result(c, null_for_tools=null))), "tail")]
 
 
 def _storer(

@@ -8,7 +8,15 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Reply", "compose", "last_user_text", "prompt_tokens", "split_think", "tokenize"]
+__all__ = [
+    "Reply",
+    "compose",
+    "last_user_text",
+    "prompt_tokens",
+    "split_think",
+    "thought",
+    "tokenize",
+]
 
 #: One streamed "token": optional leading whitespace and up to this many visible characters.
 _MAX_TOKEN_CHARS = 10
@@ -62,8 +70,37 @@ def _rng(*parts: object) -> random.Random:
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
-def compose(model: str, question: str, *, seed: int, reasoning: bool) -> Reply:
-    """The reply for (model, last user message, seed): same inputs, same text, every time."""
+#: Extra thinking at high effort (low effort keeps only the first sentence).
+_HIGH_EFFORT = (
+    " First I will restate the question in my own words, then check every part of the answer "
+    "against it: the heading, the list, the code and the table. Finally I will make sure "
+    "nothing contradicts what was said earlier in the conversation."
+)
+
+
+def thought(question: str, effort: str, *, plan: str = "a short, direct answer") -> str:
+    """Reasoning text whose length follows the effort: low, medium or high."""
+    echo = " ".join(question.split())[:_ECHO_CHARS] or "(an empty message)"
+    first = f'The user wrote "{echo}".'
+    if effort == "low":
+        return first
+    text = f"{first} I should give {plan}."
+    return text + _HIGH_EFFORT if effort == "high" else text
+
+
+def compose(
+    model: str,
+    question: str,
+    *,
+    seed: int,
+    reasoning: bool,
+    effort: str = "medium",
+    preface: str = "",
+) -> Reply:
+    """The reply for (model, last user message, seed): same inputs, same text, every time.
+
+    ``preface`` (e.g. what images arrived) opens the answer; ``effort`` sizes the reasoning.
+    """
     rng = _rng(model, question, seed)
     title, gist = rng.choice(_TOPICS)
     echo = " ".join(question.split())[:_ECHO_CHARS] or "(an empty message)"
@@ -72,6 +109,7 @@ def compose(model: str, question: str, *, seed: int, reasoning: bool) -> Reply:
     rows = rng.sample(_ROWS, 3)
     answer = "\n".join(
         [
+            *([preface, ""] if preface else []),
             f"## {title}",
             "",
             f'You asked: "{_sentence(echo)}" This is the Flarechat emulator answering as '
@@ -92,13 +130,10 @@ def compose(model: str, question: str, *, seed: int, reasoning: bool) -> Reply:
             "That is all there is to it.",
         ]
     )
-    thought = ""
-    if reasoning:
-        thought = (
-            f'The user wrote "{echo}". I should answer about {title.lower()} with a heading, '
-            "a short list, a code example and a table."
-        )
-    return Reply(thought, answer)
+    plan = (
+        f"an answer about {title.lower()} with a heading, a short list, a code example and a table"
+    )
+    return Reply(thought(question, effort, plan=plan) if reasoning else "", answer)
 
 
 def _details(rng: random.Random, question: str) -> list[str]:

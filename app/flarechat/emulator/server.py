@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import threading
 import time
+import urllib.error
+import urllib.request
 from types import TracebackType
+from typing import Any
 
 import uvicorn
 
-from flarechat.emulator.app import create_app
+from flarechat.emulator.app import CONTROL_PATH, create_app
 from flarechat.emulator.config import EmulatorConfig, check_loopback
 from flarechat.emulator.delivery import install_log_filter
+from flarechat.emulator.guard import CONTROL_HEADER
 from flarechat.emulator.state import EmulatorState
 
 __all__ = ["EmulatorServer"]
@@ -24,6 +29,8 @@ SHUTDOWN_GRACE = 1
 #: stop() waits this much beyond the grace period for the thread to end.
 JOIN_MARGIN = 5.0
 _POLL_INTERVAL = 0.005
+#: control() gives the emulator this long to answer.
+CONTROL_TIMEOUT = 10.0
 
 
 class EmulatorServer:
@@ -69,6 +76,31 @@ class EmulatorServer:
     def gateway_base(self) -> str:
         """Use as FLARECHAT_GATEWAY_BASE: ``{base_url}/gateway/v1``."""
         return self.base_url + "/gateway/v1"
+
+    # -- the control endpoint ------------------------------------------------------------------
+
+    @property
+    def control_token(self) -> str:
+        """The per-run secret POST /__emulator__/control requires in ``X-Emulator-Control``."""
+        return self.state.control_token
+
+    @property
+    def control_headers(self) -> dict[str, str]:
+        """Headers a control request needs (the Host header is the loopback base_url's)."""
+        return {CONTROL_HEADER: self.control_token, "Content-Type": "application/json"}
+
+    def control(self, action: str, **arguments: Any) -> Any:
+        """POST one control over loopback HTTP with the token; its ``result``, or RuntimeError."""
+        payload = json.dumps({"action": action, **arguments}).encode()
+        request = urllib.request.Request(
+            self.base_url + CONTROL_PATH, data=payload, headers=self.control_headers
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=CONTROL_TIMEOUT) as response:
+                answer = json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            raise RuntimeError(f"control {action!r} refused: {exc.read().decode()}") from None
+        return answer.get("result")
 
     @property
     def running(self) -> bool:

@@ -7,9 +7,18 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from flarechat.emulator import catalogue, replies
+from flarechat.emulator import catalogue, replies, tools, vision
 from flarechat.emulator.catalogue import CatalogueModel, Profile
-from flarechat.emulator.wire import DONE, completion_id, legacy_padding, openai_padding, sse
+from flarechat.emulator.features import Features
+from flarechat.emulator.tools import ToolCall
+from flarechat.emulator.wire import (
+    DONE,
+    completion_id,
+    dumps,
+    legacy_padding,
+    openai_padding,
+    sse,
+)
 
 __all__ = [
     "Completion",
@@ -47,10 +56,15 @@ class Completion:
     cached_tokens: int
     id: str
     created: int
+    tool_calls: tuple[ToolCall, ...] = ()
+    #: JSON mode: ``json_value`` is the answer (``text`` holds its JSON, for streams)
+    structured: bool = False
+    json_value: Any = None
 
     @property
     def completion_tokens(self) -> int:
-        return len(self.reasoning) + len(self.text)
+        calls = sum(len(replies.tokenize(c.arguments_json)) for c in self.tool_calls)
+        return len(self.reasoning) + len(self.text) + calls
 
     @property
     def neurons(self) -> float:
@@ -64,30 +78,80 @@ class Completion:
         return self.model.reasoning_field or "reasoning_content"
 
 
-def plan_completion(
-    model: CatalogueModel, body: dict[str, Any], *, max_tokens: int, seed: int, cached: int
-) -> Completion:
-    """Compose the reply and cut it at ``max_tokens`` (reasoning counts too, as on Workers AI)."""
+def _preface(features: Features) -> str:
+    lines = []
+    if features.images:
+        lines.append(vision.describe(list(features.images)))
+    if features.adapter is not None:
+        lines.append(f"(Answering with the LoRA adapter `{features.adapter.name}`.)")
+    return "\n\n".join(lines)
+
+
+def _reply(
+    model: CatalogueModel, body: dict[str, Any], features: Features, seed: int
+) -> replies.Reply:
+    """What the model thinks and says, before the shape and the token budget apply."""
     question = replies.last_user_text(body)
-    reply = replies.compose(model.name, question, seed=seed, reasoning=model.reasoning)
+    effort = features.effort
+    think = "" if effort is None else replies.thought(question, effort)
+    if features.fixed_answer is not None:
+        return replies.Reply("", features.fixed_answer)
+    if features.tool_call is not None:
+        return replies.Reply(think, "")
+    if features.json_mode:
+        return replies.Reply(think, dumps(features.json_value).decode())
+    if features.tool_result is not None:
+        return replies.Reply(think, f"The tool said: {features.tool_result}")
+    return replies.compose(
+        model.name,
+        question,
+        seed=seed,
+        reasoning=effort is not None,
+        effort=effort or "medium",
+        preface=_preface(features),
+    )
+
+
+def plan_completion(
+    model: CatalogueModel,
+    body: dict[str, Any],
+    *,
+    features: Features,
+    max_tokens: int,
+    seed: int,
+    cached: int,
+) -> Completion:
+    """Compose the reply and cut it at ``max_tokens`` (reasoning counts too, as on Workers AI).
+
+    Tool calls and JSON answers are never cut (a cut would leave invalid JSON).
+    """
+    reply = _reply(model, body, features, seed)
+    exact = features.tool_call is not None or features.json_mode
     reasoning: list[str] = []
-    if model.profile is Profile.THINK:
+    if model.profile is Profile.THINK and not exact and reply.reasoning:
         text = replies.split_think(reply.reasoning, reply.answer, seed=seed)
+    elif model.profile is Profile.THINK:
+        text = replies.tokenize(reply.answer)
     else:
         reasoning = replies.tokenize(reply.reasoning)
         text = replies.tokenize(reply.answer)
     total = len(reasoning) + len(text)
-    kept_reasoning = reasoning[:max_tokens]
-    kept_text = text[: max(0, max_tokens - len(kept_reasoning))]
+    budget = total if exact else max_tokens
+    kept_reasoning = reasoning[:budget]
+    kept_text = text[: max(0, budget - len(kept_reasoning))]
+    finish = "length" if total > budget else "stop"
     return Completion(
         model=model,
         reasoning=tuple(kept_reasoning),
         text=tuple(kept_text),
-        finish_reason="length" if total > max_tokens else "stop",
+        finish_reason="tool_calls" if features.tool_call else finish,
         prompt_tokens=replies.prompt_tokens(body),
         cached_tokens=cached,
         id=completion_id(),
         created=int(time.time()),
+        tool_calls=(features.tool_call,) if features.tool_call else (),
+        structured=features.json_mode,
+        json_value=features.json_value,
     )
 
 
@@ -115,10 +179,17 @@ def _cumulative_usage(c: Completion) -> dict[str, Any]:
     )
 
 
-def legacy_result(c: Completion) -> dict[str, Any]:
+def _legacy_response(c: Completion, *, null_for_tools: bool) -> Any:
+    if c.tool_calls:
+        return None if null_for_tools else ""
+    return c.json_value if c.structured else "".join(c.text)
+
+
+def legacy_result(c: Completion, *, null_for_tools: bool = False) -> dict[str, Any]:
+    """§3a: ``response`` (a JSON object in JSON mode), legacy ``tool_calls``, ``usage``."""
     result: dict[str, Any] = {
-        "response": "".join(c.text),
-        "tool_calls": [],
+        "response": _legacy_response(c, null_for_tools=null_for_tools),
+        "tool_calls": [tools.legacy_call(call) for call in c.tool_calls],
         "usage": _legacy_usage(c),
     }
     if c.finish_reason == "length":
@@ -127,12 +198,35 @@ def legacy_result(c: Completion) -> dict[str, Any]:
     return result
 
 
-def legacy_frames(c: Completion, rng: random.Random) -> list[Frame]:
+def _legacy_event(rng: random.Random, *, response: str = "", calls: list[Any]) -> bytes:
+    return sse({"response": response, "tool_calls": calls, "p": legacy_padding(rng)})
+
+
+def _legacy_tool_frames(c: Completion, rng: random.Random, *, final: bool) -> list[Frame]:
+    """§4: OpenAI-style deltas, a null finaliser and a finish event; or one final event."""
+    if final:
+        calls = [tools.legacy_call(call) for call in c.tool_calls]
+        return [Frame(_legacy_event(rng, calls=calls), "token")]
+    frames = []
+    for index, call in enumerate(c.tool_calls):
+        head = {"id": call.id, "type": "function", "index": index, "function": {"name": call.name}}
+        frames.append(Frame(_legacy_event(rng, calls=[head]), "token"))
+        for fragment in tools.argument_fragments(call):
+            piece = {"index": index, "function": {"arguments": fragment}}
+            frames.append(Frame(_legacy_event(rng, calls=[piece]), "token"))
+        closing = {"id": None, "type": None, "index": index, "function": {"name": None}}
+        frames.append(Frame(_legacy_event(rng, calls=[closing]), "tail"))
+    frames.append(Frame(sse({"finish_reason": "tool_calls"}), "tail"))
+    return frames
+
+
+def legacy_frames(c: Completion, rng: random.Random, *, final_tools: bool = False) -> list[Frame]:
     """§4a: an empty first event, one event per chunk with ``p``, trailing cumulative usage."""
-    frames = [Frame(sse({"response": "", "tool_calls": [], "p": legacy_padding(rng)}), "open")]
+    frames = [Frame(_legacy_event(rng, calls=[]), "open")]
     for chunk in c.text:
-        event = {"response": chunk, "tool_calls": [], "p": legacy_padding(rng)}
-        frames.append(Frame(sse(event), "token"))
+        frames.append(Frame(_legacy_event(rng, response=chunk, calls=[]), "token"))
+    if c.tool_calls:
+        frames += _legacy_tool_frames(c, rng, final=final_tools)
     tail: dict[str, Any] = {"response": "", "usage": _legacy_usage(c)}
     if c.finish_reason == "length":
         # Emulator choice (as in legacy_result): the trailing event carries the cut.
@@ -147,6 +241,8 @@ def openai_result(c: Completion) -> dict[str, Any]:
     if c.model.reasoning and c.model.profile is not Profile.THINK:
         message[c.reasoning_field] = "".join(c.reasoning) or None
     message["role"] = "assistant"
+    if c.tool_calls:
+        message["tool_calls"] = [tools.openai_call(call) for call in c.tool_calls]
     choice = {"finish_reason": c.finish_reason, "index": 0, "logprobs": None, "message": message}
     return {
         "choices": [choice],
@@ -209,11 +305,26 @@ def openai_frames(c: Completion, rng: random.Random) -> list[Frame]:
         Frame(_chunk(c, rng, choices=opening, usage=first), "open"),
         *(token({"content": None, field: chunk}) for chunk in c.reasoning),
         *(token({"content": chunk, field: None}) for chunk in c.text),
+        *(token(delta) for delta in _tool_deltas(c)),
         Frame(_chunk(c, rng, choices=finish, usage=zero), "tail"),
         Frame(_chunk(c, rng, choices=[], usage=zero), "tail"),
         Frame(sse({"response": "", "usage": _cumulative_usage(c)}), "tail"),
         Frame(DONE, "tail"),
     ]
+
+
+def _tool_deltas(c: Completion) -> list[dict[str, Any]]:
+    """OpenAI ``delta.tool_calls``: id, type and name first, then argument fragments."""
+    deltas: list[dict[str, Any]] = []
+    for index, call in enumerate(c.tool_calls):
+        fragments = tools.argument_fragments(call)
+        function = {"name": call.name, "arguments": fragments[0]}
+        head = {"index": index, "id": call.id, "type": "function", "function": function}
+        deltas.append({"content": None, "tool_calls": [head]})
+        for fragment in fragments[1:]:
+            piece = {"index": index, "function": {"arguments": fragment}}
+            deltas.append({"content": None, "tool_calls": [piece]})
+    return deltas
 
 
 def embedding_result(texts: list[str], *, seed: int) -> dict[str, Any]:

@@ -6,11 +6,15 @@ import threading
 import time
 from collections import deque
 from dataclasses import asdict, dataclass, field
+from http import HTTPStatus
 from typing import Any, Generic, TypeVar
 
 from flarechat.emulator.cache import GatewayCache
 from flarechat.emulator.capacity import Capacity, CapacityEvent
 from flarechat.emulator.config import EmulatorConfig
+from flarechat.emulator.guard import new_token
+from flarechat.emulator.terms import Agreements
+from flarechat.emulator.variants import Variants
 from flarechat.emulator.wire import BODY_STYLES, BodyStyle, ErrorSpec
 
 _T = TypeVar("_T")
@@ -49,6 +53,8 @@ DEFAULT_MESSAGES: dict[int, str] = {
     10000: "Authentication error",
 }
 _FALLBACK_MESSAGE = "Internal server error"
+#: Statuses fail_next() may script: every HTTP error status Python knows (4xx and 5xx).
+ERROR_STATUSES = frozenset(s.value for s in HTTPStatus if 400 <= s.value <= 599)
 #: The request log keeps the newest this many (a long demo session must not grow without bound).
 MAX_RECORDED_REQUESTS = 10_000
 
@@ -68,6 +74,10 @@ CONTROL_ACTIONS = frozenset(
         "set_nonstream_empty_result",
         "requests",
         "capacity_log",
+        "set_variant",
+        "variants",
+        "agree_terms",
+        "reset_agreements",
     }
 )
 
@@ -137,6 +147,10 @@ class EmulatorState:
         self._sessions: dict[str, int] = {}
         self.capacity = Capacity(default_slots=self.config.slots, clock=self.now)
         self.cache = GatewayCache()
+        self.agreements = Agreements()
+        self.variant = Variants()
+        #: required (X-Emulator-Control) by POST /__emulator__/control; fixed for the run
+        self.control_token = new_token()
         self._closing = threading.Event()
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -152,6 +166,8 @@ class EmulatorState:
             self._sessions.clear()
         self.cache.clear()
         self.capacity.reset()
+        self.agreements.reset()
+        self.variant.reset()
 
     @property
     def closing(self) -> bool:
@@ -190,6 +206,7 @@ class EmulatorState:
         body_style: str = "v4",
     ) -> None:
         """The next ``n`` generation requests (optionally for one model only) fail like this."""
+        _check_error(code, status)
         if body_style not in BODY_STYLES:
             raise ValueError(f"unknown body_style {body_style!r}; use one of {sorted(BODY_STYLES)}")
         style: BodyStyle = body_style  # type: ignore[assignment]
@@ -295,6 +312,24 @@ class EmulatorState:
             self._sessions[session] = prompt_tokens
         return min(previous, prompt_tokens)
 
+    # -- wire variants and model terms ---------------------------------------------------------
+
+    def set_variant(self, name: str, value: str) -> None:
+        """Pick one of the listed behaviours where the reference is UNCERTAIN (variants.py)."""
+        self.variant.set(name, value)
+
+    @property
+    def variants(self) -> dict[str, str]:
+        return self.variant.snapshot()
+
+    def agree_terms(self, model: str, account: str) -> None:
+        """As if ``account`` had sent ``{"prompt": "agree"}`` to ``model``."""
+        self.agreements.agree(account, model)
+
+    def reset_agreements(self, account: str | None = None) -> None:
+        """Forget licence agreements (of one account, or all): 5016 answers again."""
+        self.agreements.reset(account)
+
     # -- request log and the control endpoint ----------------------------------------------------
 
     def record(self, request: RecordedRequest) -> None:
@@ -314,11 +349,13 @@ class EmulatorState:
             return [_jsonable(r) for r in self.requests]
         if action == "capacity_log":
             return [asdict(event) for event in self.capacity_log]
+        if action == "variants":
+            return self.variants
         getattr(self, action)(**arguments)
         return None
 
 
-#: Credentials a caller sent; the control endpoint is unauthenticated, so it never echoes them.
+#: Credentials a caller sent; even behind the control token the endpoint never echoes them.
 _CREDENTIAL_HEADERS = frozenset({"authorization", "cf-aig-authorization"})
 _MASKED = "Bearer [REDACTED]"
 
@@ -331,6 +368,13 @@ def _jsonable(request: RecordedRequest) -> dict[str, Any]:
         for name, value in request.headers.items()
     }
     return data
+
+
+def _check_error(code: object, status: object) -> None:
+    if isinstance(code, bool) or not isinstance(code, int):
+        raise ValueError(f"code must be an integer, not {code!r}")
+    if isinstance(status, bool) or status not in ERROR_STATUSES:
+        raise ValueError(f"status must be an HTTP error status (400-599), not {status!r}")
 
 
 def _positive(n: int) -> int:

@@ -14,7 +14,8 @@ from flarechat.emulator.state import CONTROL_ACTIONS, EmulatorState
 
 
 def _control(emulator: EmulatorServer, **payload: object) -> httpx.Response:
-    return httpx.post(emulator.base_url + CONTROL_PATH, json=payload)
+    headers = {"X-Emulator-Control": emulator.control_token}
+    return httpx.post(emulator.base_url + CONTROL_PATH, json=payload, headers=headers)
 
 
 def test_control_endpoint_scripts_faults(emulator: EmulatorServer, http: httpx.Client) -> None:
@@ -39,7 +40,7 @@ def test_control_endpoint_reports_requests_and_is_not_recorded(
     assert len(listed) == 1
     assert listed[0]["json"] == ask("logged")
     assert listed[0]["path"].endswith(LLAMA)
-    # The endpoint is unauthenticated: it never hands credentials back.
+    # Even behind the control token the endpoint never hands credentials back.
     assert listed[0]["headers"]["authorization"] == "Bearer [REDACTED]"
     assert listed[0]["headers"]["cf-aig-authorization"] == "Bearer [REDACTED]"
     assert "test-token" not in response.text
@@ -71,12 +72,16 @@ def test_control_endpoint_holds_slots_and_resets(
         ({"action": "fail_next", "n": 1}, "code"),
         ({"action": "set_tokens_per_second", "value": -1}, "positive"),
         ({"nothing": True}, "action"),
+        ({"action": "fail_next", "code": 3040, "status": 99}, "status"),
+        ({"action": "fail_next", "code": 3040, "status": 700}, "status"),
+        ({"action": "fail_next", "code": "x", "status": 429}, "code"),
+        ({"action": "set_variant", "name": "json_stream", "value": "maybe"}, "json_stream"),
     ],
 )
 def test_control_endpoint_rejects_bad_calls(
     emulator: EmulatorServer, payload: dict[str, object], fragment: str
 ) -> None:
-    reply = httpx.post(emulator.base_url + CONTROL_PATH, json=payload)
+    reply = _control(emulator, **payload)
     assert reply.status_code == 400
     assert reply.json()["ok"] is False
     assert fragment in reply.json()["error"]
