@@ -22,6 +22,8 @@ from flarechat.core.conversation import (
 from flarechat.core.store import _codec as codec
 from flarechat.core.store._errors import (
     NotFound,
+    StoreBusy,
+    StoreFull,
     StoreReadOnly,
     StoreTooNew,
     translate,
@@ -173,8 +175,23 @@ class ChatStore:
                         f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)"
                     )
                 except sqlite3.DatabaseError as error:
+                    refused = translate(error, self.path)
+                    if isinstance(refused, StoreReadOnly | StoreFull | StoreBusy):
+                        raise refused from error  # the check could not run: not damage
                     problems.append(f"{table}: {error}")
         return problems
+
+    @_translated
+    def enter_read_only(self, reason: str) -> None:
+        """From now on refuse every write (``PRAGMA query_only``); ``reason`` says why.
+
+        For a file that turned out not to be writable (permissions, a full disk): reading goes
+        on, and each write raises StoreReadOnly instead of half-trying.
+        """
+        self._conn.execute("PRAGMA query_only = ON")
+        self.read_only = True
+        self.report.read_only = True
+        self.report.read_only_reason = reason
 
     @_translated
     def rebuild_search_index(self) -> None:

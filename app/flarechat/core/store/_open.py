@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from flarechat.core.store._chat import SEARCH_INDEXES, ChatStore
-from flarechat.core.store._errors import StoreCorrupt, StoreError, StoreReadOnly
+from flarechat.core.store._errors import StoreCorrupt, StoreError, StoreFull, StoreReadOnly
 from flarechat.paths import free_sibling
 
 __all__ = ["open_store"]
@@ -37,22 +37,27 @@ def _looks_like_sqlite(path: Path) -> bool:
 
 
 def _open_checked(path: Path, *, clock: Callable[[], float], read_only: bool) -> ChatStore:
-    """Open (migrating if needed) and insist that integrity_check passes."""
+    """Open (migrating if needed) and insist that integrity_check passes.
+
+    A file that cannot be written (permissions, read-only folder or mount, full disk) opens
+    read-only with ``report.read_only_reason`` set: never taken for damage, never fatal.
+    """
     if not _looks_like_sqlite(path):
         raise StoreCorrupt(path, _NOT_A_DATABASE)
     try:
         store = ChatStore(path, clock=clock, read_only=read_only)
-    except StoreReadOnly:
+    except (StoreReadOnly, StoreFull) as refused:
         if read_only:
             raise
         # A write-protected file at the current schema can still be read: show the history.
         store = ChatStore(path, clock=clock, read_only=True)
+        store.report.read_only_reason = str(refused)
     try:
-        problems = store.check_integrity()
-        if problems and not store.read_only and all(map(_is_search_index_problem, problems)):
-            store.rebuild_search_index()  # the text is fine: no reason to move the file
-            store.report.problems.append(_INDEX_REBUILT)
-            problems = store.check_integrity()
+        problems = _checked_problems(store)
+    except (StoreReadOnly, StoreFull) as refused:
+        # The integrity check or the index rebuild had to write and the file said no.
+        store.enter_read_only(str(refused))
+        problems = _checked_problems(store)
     except StoreError:
         store.close()
         raise
@@ -60,6 +65,21 @@ def _open_checked(path: Path, *, clock: Callable[[], float], read_only: bool) ->
         store.close()
         raise StoreCorrupt(path, "; ".join(problems[:_PROBLEMS_QUOTED]))
     return store
+
+
+def _checked_problems(store: ChatStore) -> list[str]:
+    """integrity_check, after rebuilding a damaged search index (the text is fine then)."""
+    try:
+        problems = store.check_integrity()
+        if problems and not store.read_only and all(map(_is_search_index_problem, problems)):
+            store.rebuild_search_index()  # no reason to move the file
+            store.report.problems.append(_INDEX_REBUILT)
+            problems = store.check_integrity()
+    except StoreError:
+        if store.read_only:
+            store.close()
+        raise
+    return problems
 
 
 def _is_search_index_problem(problem: str) -> bool:
@@ -83,8 +103,10 @@ def open_store(
     """Open the store for the app: check it, recover from damage, mark crashed replies.
 
     A damaged file is never overwritten: it is moved aside, a fresh database is started and
-    ``store.report`` says where the old one went. A write-protected database opens read-only
-    (``report.read_only``); ``read_only=True`` asks for that (e.g. to look at a backup).
+    ``store.report`` says where the old one went. A database that cannot be written (file or
+    folder permissions, a read-only mount, a full disk) opens read-only: ``store.read_only`` and
+    ``report.read_only`` are set and ``report.read_only_reason`` is a sentence for the UI
+    ("changes won't be saved"). ``read_only=True`` asks for that (e.g. to look at a backup).
     Other StoreErrors (newer schema, busy, I/O) reach the caller.
     """
     try:
@@ -99,12 +121,11 @@ def open_store(
         store.report.problems.append(
             f"{error} It was moved to {moved} and a new, empty database was started."
         )
+    if not store.read_only:
+        try:
+            store.report.interrupted = store.mark_unfinished_as_interrupted()
+        except (StoreReadOnly, StoreFull) as refused:
+            store.enter_read_only(str(refused))
     if store.read_only:
-        store.report.problems.append(str(StoreReadOnly(path)))
-        return store
-    try:
-        store.report.interrupted = store.mark_unfinished_as_interrupted()
-    except StoreReadOnly as error:
-        store.report.read_only = True
-        store.report.problems.append(str(error))
+        store.report.problems.append(store.report.read_only_reason or str(StoreReadOnly(path)))
     return store

@@ -40,5 +40,6 @@ class OpenReport:
     moved_aside: Path | None = None  # a corrupt file moved here; a fresh database replaced it
     corrupt_detail: str | None = None
     interrupted: int = 0  # replies a crash left "streaming", now marked interrupted
-    read_only: bool = False
+    read_only: bool = False  # changes won't be saved (asked for, or the file/disk refused)
+    read_only_reason: str | None = None  # why, in a sentence for the UI; None when asked for
     problems: list[str] = field(default_factory=list)
