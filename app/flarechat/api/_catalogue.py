@@ -8,9 +8,16 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from flarechat.api.models import ModelInfo
+from flarechat.api.models import FineTune, ModelInfo, ReasoningEffortInfo
 
-__all__ = ["MAX_PAGES", "PER_PAGE", "is_last_page", "parse_model"]
+__all__ = [
+    "MAX_PAGES",
+    "PER_PAGE",
+    "is_last_page",
+    "parse_finetune",
+    "parse_model",
+    "parse_reasoning_effort",
+]
 
 PER_PAGE = 50
 #: A server that ignores paging must not keep us looping forever.
@@ -37,6 +44,7 @@ def parse_model(item: object) -> ModelInfo | None:
     }
     if "reasoning_effort" in props:  # an effort control implies a reasoning model
         fields["reasoning"] = True
+        fields["reasoning_effort"] = parse_reasoning_effort(props["reasoning_effort"])
     fields["context_window"] = _int(props.get("context_window")) or _int(
         props.get("max_total_tokens")
     )
@@ -51,6 +59,44 @@ def parse_model(item: object) -> ModelInfo | None:
         description=description if isinstance(description, str) else "",
         task=task_name if isinstance(task_name, str) else "",
         **fields,
+    )
+
+
+def parse_reasoning_effort(value: object) -> ReasoningEffortInfo | None:
+    """The ``reasoning_effort`` property object (a JSON string of it is tolerated too)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    if not isinstance(value, Mapping):
+        return None
+    efforts = value.get("supported_efforts")
+    supported = tuple(e for e in efforts if isinstance(e, str)) if isinstance(efforts, list) else ()
+    default = value.get("default_effort")
+    enabled = value.get("default_enabled")
+    return ReasoningEffortInfo(
+        supported_efforts=supported,
+        default_effort=default if isinstance(default, str) else None,
+        mandatory=_bool(value.get("mandatory")),
+        default_enabled=True if enabled is None else _bool(enabled),
+    )
+
+
+def parse_finetune(item: object) -> FineTune | None:
+    """One ``/ai/finetunes`` item; ``None`` without an id or a name."""
+    if not isinstance(item, Mapping):
+        return None
+    text = {k: _str(item.get(k)) for k in ("id", "name", "model", "description")}
+    if not (text["id"] or text["name"]):
+        return None
+    return FineTune(
+        id=text["id"] or text["name"] or "",
+        name=text["name"] or "",
+        model=text["model"],
+        description=text["description"] or "",
+        created_at=_str(item.get("created_at")),
+        modified_at=_str(item.get("modified_at")),
     )
 
 
@@ -103,6 +149,10 @@ def _prices(value: object) -> dict[str, float | None]:
         elif "output" in unit:
             prices["price_output_per_m"] = amount
     return prices
+
+
+def _str(value: object) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
 
 
 def _bool(value: object) -> bool:

@@ -11,9 +11,10 @@ from flarechat.api import _messages as msg
 from flarechat.api._errors_map import classify_payload
 from flarechat.api._redact import redact
 from flarechat.api._think import ThinkSplitter
+from flarechat.api._tool_calls import ToolCallCollector
 from flarechat.api._usage import UsageTracker
 from flarechat.api.errors import ServerError, StreamInterrupted
-from flarechat.api.events import Finished, ReasoningDelta, StreamEvent, TextDelta
+from flarechat.api.events import ChatEvent, Finished, ReasoningDelta, TextDelta
 
 __all__ = ["DONE_SENTINEL", "ReplyDecoder", "decode_complete", "has_content"]
 
@@ -22,6 +23,7 @@ logger = logging.getLogger("flarechat.api")
 DONE_SENTINEL = "[DONE]"
 _LOG_SNIPPET = 200  # characters of a malformed chunk kept in the log line
 _DEFAULT_FINISH = "stop"
+_TOOL_CALLS_FINISH = "tool_calls"
 
 
 class ReplyDecoder:
@@ -29,7 +31,8 @@ class ReplyDecoder:
 
     Feed ``data:`` payloads with :meth:`feed_data` (or parsed objects with :meth:`feed`), then
     call :meth:`flush` and :meth:`close`. Per-chunk usage and the trailing cumulative usage event
-    are never added together (see :class:`UsageTracker`).
+    are never added together (see :class:`UsageTracker`). Tool calls of either shape come out as
+    :class:`ToolCallDelta` fragments and, complete, in :attr:`Finished.tool_calls`.
     """
 
     def __init__(
@@ -40,12 +43,13 @@ class ReplyDecoder:
         self._model = model
         self._think = ThinkSplitter()
         self._usage = UsageTracker()
+        self._tools = ToolCallCollector()
         self._finish: str | None = None
         self.done = False
         self.valid_chunks = 0
         self.malformed_chunks = 0
 
-    def feed_data(self, data: str) -> list[StreamEvent]:
+    def feed_data(self, data: str) -> list[ChatEvent]:
         """One SSE ``data:`` payload: ``[DONE]``, a JSON chunk, or junk (skipped and logged)."""
         data = data.strip()
         if not data:
@@ -64,18 +68,20 @@ class ReplyDecoder:
             return []
         return self.feed(chunk)
 
-    def feed(self, chunk: Mapping[str, Any]) -> list[StreamEvent]:
+    def feed(self, chunk: Mapping[str, Any]) -> list[ChatEvent]:
         """One parsed chunk (or a whole non-streamed result). Raises on an error event."""
         self._raise_if_error(chunk)
         self.valid_chunks += 1
-        events: list[StreamEvent] = []
+        events: list[ChatEvent] = []
         choices = chunk.get("choices")
         if isinstance(choices, list):
             for choice in choices:
                 if isinstance(choice, Mapping) and choice.get("index", 0) in (0, None):
                     events.extend(self._choice(choice))
-        if "response" in chunk and not events:  # choices win (as in the official provider)
+        texts = any(isinstance(e, TextDelta | ReasoningDelta) for e in events)
+        if "response" in chunk and not texts:  # choices win (as in the official provider)
             events.extend(self._think.feed(_response_text(chunk["response"])))
+        events.extend(self._tools.feed(chunk.get("tool_calls")))  # the legacy, top-level place
         output = chunk.get("output")
         if isinstance(output, list):
             events.extend(self._responses_output(output))
@@ -86,7 +92,7 @@ class ReplyDecoder:
         self._note_finish(chunk.get("finish_reason"))
         return events
 
-    def feed_complete(self, payload: Mapping[str, Any]) -> list[StreamEvent]:
+    def feed_complete(self, payload: Mapping[str, Any]) -> list[ChatEvent]:
         """A whole non-streamed body: the v4 envelope's ``result`` or a bare OpenAI object."""
         self._raise_if_error(payload)
         result = payload.get("result", payload)
@@ -98,11 +104,11 @@ class ReplyDecoder:
             return [*self._think.feed(result)]
         return []
 
-    def flush(self) -> list[StreamEvent]:
+    def flush(self) -> list[ChatEvent]:
         """Text held back while deciding whether it was part of a ``<think>`` tag."""
         return [*self._think.flush()]
 
-    def close(self) -> list[StreamEvent]:
+    def close(self) -> list[ChatEvent]:
         """Usage and Finished for a complete reply; raises if the reply was not complete."""
         if self.valid_chunks == 0 and self.malformed_chunks:
             raise ServerError(msg.UNREADABLE_REPLY, status=self._status)
@@ -110,15 +116,17 @@ class ReplyDecoder:
             raise StreamInterrupted(
                 msg.INTERRUPTED, detail="The stream ended without [DONE] or a finish reason."
             )
-        events: list[StreamEvent] = []
+        events: list[ChatEvent] = []
         usage = self._usage.report()
         if usage is not None:
             events.append(usage)
-        events.append(Finished(self._finish or _DEFAULT_FINISH))
+        calls = self._tools.calls()
+        default = _TOOL_CALLS_FINISH if calls else _DEFAULT_FINISH
+        events.append(Finished(self._finish or default, tool_calls=calls))
         return events
 
-    def _choice(self, choice: Mapping[str, Any]) -> list[StreamEvent]:
-        events: list[StreamEvent] = []
+    def _choice(self, choice: Mapping[str, Any]) -> list[ChatEvent]:
+        events: list[ChatEvent] = []
         delta = choice.get("delta")
         if not isinstance(delta, Mapping):
             delta = choice.get("message")
@@ -129,14 +137,15 @@ class ReplyDecoder:
             content = delta.get("content")
             if isinstance(content, str):
                 events.extend(self._think.feed(content))
+            events.extend(self._tools.feed(delta.get("tool_calls")))
         elif isinstance(choice.get("text"), str):  # completions-style choice
             events.extend(self._think.feed(choice["text"]))
         self._note_finish(choice.get("finish_reason"))
         return events
 
-    def _responses_output(self, output: list[Any]) -> list[StreamEvent]:
+    def _responses_output(self, output: list[Any]) -> list[ChatEvent]:
         """An OpenAI Responses object (gpt-oss with ``input``): reasoning and message items."""
-        events: list[StreamEvent] = []
+        events: list[ChatEvent] = []
         for item in output:
             if not isinstance(item, Mapping) or not isinstance(item.get("content"), list):
                 continue
@@ -163,7 +172,7 @@ class ReplyDecoder:
 
 def decode_complete(
     payload: object, *, status: int = 200, secrets: Iterable[str] = (), model: str | None = None
-) -> list[StreamEvent]:
+) -> list[ChatEvent]:
     """A non-streamed reply (v4 envelope or bare OpenAI object) as the same events."""
     if not isinstance(payload, Mapping):
         raise ServerError(msg.UNREADABLE_REPLY, status=status)
@@ -172,13 +181,17 @@ def decode_complete(
     return [*events, *decoder.flush(), *decoder.close()]
 
 
-def has_content(events: Iterable[StreamEvent]) -> bool:
-    """Whether any text or reasoning came back (an empty gpt-oss stream reply has none)."""
-    return any(isinstance(e, TextDelta | ReasoningDelta) and e.text for e in events)
+def has_content(events: Iterable[ChatEvent]) -> bool:
+    """Whether any text, reasoning or tool call came back (an empty gpt-oss reply has none)."""
+    return any(
+        (isinstance(e, TextDelta | ReasoningDelta) and e.text)
+        or (isinstance(e, Finished) and e.tool_calls)
+        for e in events
+    )
 
 
 def _response_text(value: object) -> str:
-    """Legacy ``response``: a string, or (JSON mode, quirks) an object or a number."""
+    """Legacy ``response``: a string, or (JSON mode, quirks) an object or a number, as JSON."""
     if value is None:
         return ""
     if isinstance(value, str):

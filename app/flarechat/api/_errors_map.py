@@ -19,12 +19,15 @@ from flarechat.api.errors import (
     BadRequest,
     CapacityExceeded,
     DailyAllocationExhausted,
+    FineTuneIncomplete,
     GatewayAuthenticationFailed,
     GatewayError,
+    LoraUnsupported,
     ModelUnavailable,
     RateLimited,
     RequestTooLarge,
     ServerError,
+    TermsNotAccepted,
     UpstreamTimeout,
     WorkersAIError,
 )
@@ -60,7 +63,9 @@ _CODE_CLASS: dict[int, type[APIStatusError]] = {
     3042: ModelUnavailable,
     5028: ModelUnavailable,
     5035: ModelUnavailable,
-    5016: ModelUnavailable,
+    5016: TermsNotAccepted,
+    5005: LoraUnsupported,
+    3039: FineTuneIncomplete,
     5018: ModelUnavailable,
     3041: ModelUnavailable,
     3006: RequestTooLarge,
@@ -219,6 +224,8 @@ def _build(
         "request_id": _header(headers, "cf-ai-req-id") or trailing_id,
         "retry_after": parse_retry_after(_header(headers, "retry-after")),
     }
+    if cls is TermsNotAccepted:
+        fields["model"] = model
     return cls(redact(message, secrets), **fields)
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "CONNECTION_FAILED",
     "INTERRUPTED",
     "PROXY_FAILED",
+    "STREAMING_DISABLED",
     "TLS_FAILED",
     "UNREADABLE_REPLY",
     "for_error",
@@ -86,8 +87,16 @@ _BY_CODE: dict[int, str] = {
     3042: "Workers AI does not recognise this model name. Choose a model from the list.",
     5007: "Workers AI does not know this model. Choose a model from the list.",
     5016: (
-        "This model needs its license terms accepted first: send it the single word "
-        "'agree' once, or choose another model."
+        "This model's licence terms have not been accepted for this account yet. Accept them "
+        "(Flarechat sends the model the single word 'agree' once), or choose another model."
+    ),
+    5005: (
+        "This model does not take a LoRA adapter. Remove the adapter, or choose the base "
+        "model's LoRA variant (its name ends in -lora)."
+    ),
+    3039: (
+        "The fine-tune is missing files Workers AI needs (model.safetensors and config.json). "
+        "Upload them again, or choose another adapter."
     ),
     5018: "Your account is not allowed to use this model. Choose another model.",
     3041: "Your account is not allowed to use this model. Choose another model.",
@@ -122,6 +131,9 @@ TLS_FAILED = (
     "inspects traffic, install its CA certificate in the system trust store."
 )
 INTERRUPTED = "The reply was cut off before it finished. Retry to get the full answer."
+STREAMING_DISABLED = (
+    "JSON output does not stream on this endpoint: the reply arrives all at once when it is done."
+)
 UNREADABLE_REPLY = (
     "Workers AI sent a reply Flarechat could not read. Try again, or choose another model."
 )

@@ -9,15 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from flarechat.api.config import (
-    ChatMessage,
-    ChatRequest,
-    Connection,
-    Endpoint,
-    GatewayOptions,
-    Route,
-    SamplingParams,
-)
+from flarechat.api._body import chat_body, effective_endpoint, sends_stream
+from flarechat.api.config import ChatRequest, Connection, Endpoint, GatewayOptions, Route
 from flarechat.gateway_limits import (
     BACKOFF_KINDS,
     CACHE_TTL_MAX,
@@ -32,6 +25,7 @@ from flarechat.gateway_limits import (
 )
 
 __all__ = [
+    "AGREE_PROMPT",
     "BACKOFF_KINDS",
     "CACHE_TTL_MAX",
     "CACHE_TTL_MIN",
@@ -40,7 +34,10 @@ __all__ = [
     "RETRY_DELAY_MAX_MS",
     "PreparedRequest",
     "api_headers",
+    "build_agree_request",
     "build_chat_request",
+    "chat_url",
+    "effective_stream",
     "gateway_headers",
     "validate_gateway_options",
 ]
@@ -48,15 +45,8 @@ __all__ = [
 #: Characters a Workers AI model id may hold. '@' and '/' stay raw in the path: Cloudflare
 #: answers a percent-encoded '%2F' with 7000 "No route for that URI".
 _MODEL_ID = re.compile(r"^[A-Za-z0-9@._:+~\-]+(/[A-Za-z0-9@._:+~\-]+)*$")
-_SAMPLING_FIELDS = (
-    "temperature",
-    "top_p",
-    "top_k",
-    "seed",
-    "repetition_penalty",
-    "frequency_penalty",
-    "presence_penalty",
-)
+#: The documented body that accepts a model's licence terms (5016).
+AGREE_PROMPT = "agree"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +56,10 @@ class PreparedRequest:
     url: str
     headers: dict[str, str]
     body: dict[str, Any]
+    #: whether the body asks for a stream (JSON mode on the native route turns it off)
+    stream: bool = True
+    #: the request asked to stream but this endpoint cannot with these options
+    stream_disabled: bool = False
 
 
 def build_chat_request(
@@ -76,15 +70,40 @@ def build_chat_request(
         raise ValueError("A chat request needs at least one message.")
     if conn.route is not Route.DIRECT and not conn.gateway_id.strip():
         raise ValueError("A gateway route needs a gateway ID; set one in Settings.")
+    endpoint = effective_endpoint(conn.endpoint, request)
+    stream = sends_stream(conn.endpoint, request)
+    body = chat_body(request, endpoint=conn.endpoint)
     headers = api_headers(conn, user_agent=user_agent)
-    headers["Accept"] = "text/event-stream" if request.stream else "application/json"
+    headers["Accept"] = "text/event-stream" if stream else "application/json"
     if request.session_id:
         headers["x-session-affinity"] = _header_value("session id", request.session_id)
     if conn.route is not Route.DIRECT:
         headers.update(gateway_headers(conn, request.gateway))
     return PreparedRequest(
-        url=chat_url(conn, request.model), headers=headers, body=chat_body(conn, request)
+        url=chat_url(conn, request.model, endpoint=endpoint),
+        headers=headers,
+        body=body,
+        stream=stream,
+        stream_disabled=request.stream and not stream,
     )
+
+
+def build_agree_request(conn: Connection, model: str, *, user_agent: str) -> PreparedRequest:
+    """The licence agreement for ``model`` (5016): ``{"prompt": "agree"}`` on the native route
+    of this connection (cloudflare-api.md §7.1)."""
+    if conn.route is not Route.DIRECT and not conn.gateway_id.strip():
+        raise ValueError("A gateway route needs a gateway ID; set one in Settings.")
+    headers = api_headers(conn, user_agent=user_agent)
+    headers["Accept"] = "application/json"
+    if conn.route is not Route.DIRECT:
+        headers.update(gateway_headers(conn, GatewayOptions()))
+    url = chat_url(conn, model, endpoint=Endpoint.NATIVE)
+    return PreparedRequest(url=url, headers=headers, body={"prompt": AGREE_PROMPT}, stream=False)
+
+
+def effective_stream(conn: Connection, request: ChatRequest) -> bool:
+    """Whether ``request`` is sent streaming on ``conn``: native JSON mode does not stream."""
+    return sends_stream(conn.endpoint, request)
 
 
 def api_headers(conn: Connection, *, user_agent: str) -> dict[str, str]:
@@ -95,36 +114,21 @@ def api_headers(conn: Connection, *, user_agent: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}", "User-Agent": user_agent}
 
 
-def chat_url(conn: Connection, model: str) -> str:
-    """The URL for this connection's route and endpoint (model id raw in native paths)."""
+def chat_url(conn: Connection, model: str, *, endpoint: Endpoint | None = None) -> str:
+    """The URL for this connection's route and ``endpoint`` (default: the connection's);
+    the model id stays raw in native paths."""
     _check_model(model)
+    endpoint = endpoint or conn.endpoint
     account = _segment("account ID", conn.account_id)
     if conn.route is Route.GATEWAY_URL:
         gateway = _segment("gateway ID", conn.gateway_id)
         base = f"{conn.gateway_base.rstrip('/')}/{account}/{gateway}/workers-ai"
-        tail = "v1/chat/completions" if conn.endpoint is Endpoint.OPENAI else model
+        tail = "v1/chat/completions" if endpoint is Endpoint.OPENAI else model
         return f"{base}/{tail}"
     base = f"{conn.api_base.rstrip('/')}/accounts/{account}/ai"
-    if conn.endpoint is Endpoint.OPENAI:
+    if endpoint is Endpoint.OPENAI:
         return f"{base}/v1/chat/completions"
     return f"{base}/run/{model}"
-
-
-def chat_body(conn: Connection, request: ChatRequest) -> dict[str, Any]:
-    """The JSON body: messages, stream, max_tokens always, sampling only when set, options."""
-    body: dict[str, Any] = {}
-    if conn.endpoint is Endpoint.OPENAI:
-        body["model"] = request.model
-    body["messages"] = [_message(m) for m in request.messages]
-    body["stream"] = request.stream
-    if request.stream and conn.endpoint is Endpoint.OPENAI:
-        # OpenAI-compatible servers report usage on a stream only when asked to.
-        body["stream_options"] = {"include_usage": True}
-    body.update(_sampling(request.params))
-    if request.reject_if_busy:
-        # Top level of the body, never inside model inputs (cloudflare-api.md §2).
-        body["options"] = {"rejectIfBusy": True}
-    return body
 
 
 def gateway_headers(conn: Connection, options: GatewayOptions) -> dict[str, str]:
@@ -214,25 +218,6 @@ def _check_int_range(
         if high is not None:
             allowed = f"between {low:,}{unit} and {high:,}{unit}"
         raise ValueError(f"{label} must be {allowed}, not {value:,}{unit}.")
-
-
-def _message(message: ChatMessage) -> dict[str, str]:
-    # Workers AI rejects null content in its schema check; send "" instead.
-    out = {"role": message.role, "content": message.content or ""}
-    if message.role == "assistant" and message.reasoning:
-        out["reasoning"] = message.reasoning
-    return out
-
-
-def _sampling(params: SamplingParams) -> dict[str, int | float]:
-    if isinstance(params.max_tokens, bool) or params.max_tokens < 1:
-        raise ValueError(f"Max tokens must be at least 1, not {params.max_tokens!r}.")
-    values: dict[str, int | float] = {"max_tokens": params.max_tokens}
-    for name in _SAMPLING_FIELDS:
-        value = getattr(params, name)
-        if value is not None:
-            values[name] = value
-    return values
 
 
 def _check_model(model: str) -> None:

@@ -18,16 +18,34 @@ from httpx_sse import EventSource
 
 from flarechat import __version__
 from flarechat.api import _messages as msg
-from flarechat.api._catalogue import MAX_PAGES, PER_PAGE, is_last_page, parse_model
+from flarechat.api._catalogue import (
+    MAX_PAGES,
+    PER_PAGE,
+    is_last_page,
+    parse_finetune,
+    parse_model,
+)
 from flarechat.api._decode import ReplyDecoder, decode_complete, has_content
 from flarechat.api._errors_map import DETAIL_LIMIT, classify, classify_payload
 from flarechat.api._redact import connection_secrets, redact
-from flarechat.api._routes import PreparedRequest, api_headers, build_chat_request
+from flarechat.api._routes import (
+    PreparedRequest,
+    api_headers,
+    build_agree_request,
+    build_chat_request,
+)
 from flarechat.api._transport import from_transport_error
 from flarechat.api.config import ChatRequest, Connection
-from flarechat.api.errors import ServerError, WorkersAIError
-from flarechat.api.events import ResponseMeta, StreamEvent
-from flarechat.api.models import ModelInfo
+from flarechat.api.errors import ServerError, TermsNotAccepted, WorkersAIError
+from flarechat.api.events import (
+    ChatEvent,
+    ResponseMeta,
+    StreamEvent,
+    StreamingDisabled,
+    ToolCallDelta,
+)
+from flarechat.api.models import FineTune, ModelInfo
+from flarechat.api.schema import ModelSchema, parse_model_schema
 from flarechat.api.tokens import TokenCheck, TokenKind, token_check_from, workers_ai_check
 
 __all__ = [
@@ -116,13 +134,27 @@ class WorkersAIClient:
 
         Raises ValueError for an invalid request (before sending) and a WorkersAIError subclass
         for everything that goes wrong on the way. Works for ``request.stream`` False too.
+        :meth:`stream_reply` yields the same plus tool-call fragments and StreamingDisabled.
         """
+        async with aclosing(self.stream_reply(conn, request)) as events:
+            async for event in events:
+                if not isinstance(event, StreamingDisabled | ToolCallDelta):
+                    yield event
+
+    async def stream_reply(
+        self, conn: Connection, request: ChatRequest
+    ) -> AsyncGenerator[ChatEvent, None]:
+        """Every event of one reply (:data:`ChatEvent`): :meth:`stream_chat`'s, plus
+        ToolCallDelta fragments and, when JSON mode turned streaming off, StreamingDisabled
+        right after ResponseMeta. A 5016 carries ``request.model_info``'s terms URL."""
         prepared = build_chat_request(conn, request, user_agent=self._user_agent)
         call = _Call.of(conn, request.model)
         try:
-            async with aclosing(self._attempt(prepared, call, final=not request.stream)) as events:
+            async with aclosing(self._attempt(prepared, call, final=not prepared.stream)) as events:
                 async for event in events:
                     yield event
+                    if isinstance(event, ResponseMeta) and prepared.stream_disabled:
+                        yield StreamingDisabled(msg.STREAMING_DISABLED)
             if not call.empty_reply:
                 return
             # gpt-oss on /ai/run ignores stream: true and answers with an empty JSON result;
@@ -136,6 +168,10 @@ class WorkersAIClient:
         except httpx.RequestError as exc:
             # from None: httpx's own text stays out of tracebacks; a redacted copy is in .detail
             raise self._network_error(exc, call) from None
+        except TermsNotAccepted as exc:
+            if exc.terms_url is None and request.model_info is not None:
+                exc.terms_url = request.model_info.terms_url
+            raise
 
     async def list_models(
         self, conn: Connection, *, task: str = TEXT_GENERATION
@@ -191,11 +227,42 @@ class WorkersAIClient:
             return None, response
         return token_check_from(kind, _json_or_empty(response)), response
 
+    async def get_model_schema(self, conn: Connection, model: str) -> ModelSchema:
+        """What ``GET …/ai/models/schema?model=`` says the model takes; ``known`` is False
+        when the schema is missing or unreadable. Errors are classified as everywhere."""
+        call = _Call.of(conn, model)
+        url = _account_url(conn, f"ai/models/schema?model={quote(model, safe='@/')}")
+        return parse_model_schema(model, await self._get_envelope(url, call))
+
+    async def list_finetunes(self, conn: Connection) -> list[FineTune]:
+        """The account's fine-tunes (LoRA adapters), from ``GET …/ai/finetunes``."""
+        body = await self._get_envelope(_account_url(conn, "ai/finetunes"), _Call.of(conn))
+        items = body.get("result")
+        return list(filter(None, map(parse_finetune, items if isinstance(items, list) else [])))
+
+    async def agree_to_terms(self, conn: Connection, model: str) -> bool:
+        """Accept ``model``'s licence for the account: the documented ``{"prompt": "agree"}``
+        request on the native route. True when accepted, False when the server still answers
+        5016; any other failure raises, classified."""
+        prepared = build_agree_request(conn, model, user_agent=self._user_agent)
+        call = _Call.of(conn, model)
+        try:
+            async with self._send(prepared, call) as response:
+                await response.aread()
+                body = _json_or_empty(response)
+                if body.get("success") is False:
+                    raise classify_payload(body, status=response.status_code, model=model)
+        except TermsNotAccepted:
+            return False
+        except httpx.RequestError as exc:
+            raise self._network_error(exc, call) from None
+        return True
+
     # -- chat internals -------------------------------------------------------------------
 
     async def _attempt(
         self, prepared: PreparedRequest, call: _Call, *, final: bool
-    ) -> AsyncGenerator[StreamEvent, None]:
+    ) -> AsyncGenerator[ChatEvent, None]:
         """One HTTP exchange. If not ``final`` and the JSON reply is empty, yield nothing and
         set ``call.empty_reply`` so the caller can ask again without streaming."""
         async with self._send(prepared, call) as response:
@@ -229,7 +296,7 @@ class WorkersAIClient:
 
     async def _events(
         self, response: httpx.Response, call: _Call
-    ) -> AsyncGenerator[StreamEvent, None]:
+    ) -> AsyncGenerator[ChatEvent, None]:
         decoder = ReplyDecoder(status=response.status_code, secrets=call.secrets, model=call.model)
         async with aclosing(EventSource(response).aiter_sse()) as sse_events:
             async for sse in sse_events:
@@ -240,7 +307,7 @@ class WorkersAIClient:
         for event in (*decoder.flush(), *decoder.close()):
             yield event
 
-    async def _complete(self, response: httpx.Response, call: _Call) -> list[StreamEvent]:
+    async def _complete(self, response: httpx.Response, call: _Call) -> list[ChatEvent]:
         await response.aread()
         payload = _expect_json(response, call)
         return decode_complete(
@@ -313,6 +380,13 @@ def _models_url(
     # quote(), not urlencode(): the task name goes out as "Text%20Generation".
     query = f"task={quote(task, safe='')}&page={page}&per_page={per_page}"
     return f"{conn.api_base.rstrip('/')}/accounts/{account}/ai/models/search?{query}"
+
+
+def _account_url(conn: Connection, tail: str) -> str:
+    if not conn.account_id.strip():
+        raise ValueError("The account ID is not set.")
+    account = quote(conn.account_id.strip(), safe="")
+    return f"{conn.api_base.rstrip('/')}/accounts/{account}/{tail}"
 
 
 def _is_event_stream(response: httpx.Response) -> bool:

@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any, Literal
+
+from flarechat.api.models import ModelInfo
+from flarechat.api.schema import ModelSchema
+from flarechat.api.tools import ToolCall, ToolChoice, ToolSpec
 
 __all__ = [
     "DEFAULT_API_BASE",
     "DEFAULT_GATEWAY_BASE",
     "DEFAULT_MAX_TOKENS",
+    "EFFORT_OFF",
+    "REASONING_EFFORTS",
     "ChatMessage",
     "ChatRequest",
     "Connection",
     "Endpoint",
     "GatewayOptions",
+    "ImagePart",
+    "ResponseFormat",
     "Route",
     "SamplingParams",
     "Secret",
@@ -24,6 +34,9 @@ DEFAULT_API_BASE = "https://api.cloudflare.com/client/v4"
 DEFAULT_GATEWAY_BASE = "https://gateway.ai.cloudflare.com/v1"
 #: Always sent: the server default of 256 silently truncates most replies.
 DEFAULT_MAX_TOKENS = 2048
+REASONING_EFFORTS = ("low", "medium", "high")
+#: The explicit "no reasoning" effort, sent as ``reasoning_effort: null`` (cloudflare-api.md §2).
+EFFORT_OFF = "off"
 
 
 class Secret:
@@ -114,11 +127,63 @@ class SamplingParams:
 
 
 @dataclass(frozen=True, slots=True)
+class ImagePart:
+    """An image attached to a user message: raw bytes and their MIME type."""
+
+    data: bytes = field(repr=False)
+    mime_type: str = "image/png"
+
+    def __post_init__(self) -> None:
+        if not self.mime_type.startswith("image/") or any(c in self.mime_type for c in ";, "):
+            raise ValueError(f"{self.mime_type!r} is not an image MIME type.")
+
+    @property
+    def base64(self) -> str:
+        return base64.b64encode(self.data).decode("ascii")
+
+    def data_url(self) -> str:
+        """``data:<mime>;base64,…`` for an OpenAI ``image_url`` content part."""
+        return f"data:{self.mime_type};base64,{self.base64}"
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseFormat:
+    """Structured output: JSON mode (``schema`` None) or JSON that follows ``schema``.
+
+    Emitted per endpoint: the native bare ``json_schema: <schema>`` or the OpenAI wrapper
+    ``{name, schema, strict}``. Native JSON mode does not stream; the request builder turns
+    streaming off there (see ``flarechat.api.effective_stream``).
+    """
+
+    kind: Literal["json_object", "json_schema"] = "json_object"
+    schema: Mapping[str, Any] | None = None
+    name: str = "response"
+    strict: bool = True
+
+    @classmethod
+    def json_object(cls) -> ResponseFormat:
+        return cls()
+
+    @classmethod
+    def json_schema(
+        cls, schema: Mapping[str, Any], *, name: str = "response", strict: bool = True
+    ) -> ResponseFormat:
+        return cls(kind="json_schema", schema=schema, name=name, strict=strict)
+
+
+@dataclass(frozen=True, slots=True)
 class ChatMessage:
-    role: str  # system | user | assistant
+    role: str  # system | user | assistant | tool
     content: str
     #: prior reasoning of an assistant turn, sent back as ``reasoning`` (never inside content)
     reasoning: str | None = None
+    #: images on a user message (sent as content parts, or the legacy ``image`` field)
+    images: tuple[ImagePart, ...] = ()
+    #: the calls an assistant turn made, sent back so the tool results can refer to them
+    tool_calls: tuple[ToolCall, ...] = ()
+    #: on a ``tool`` message: which call this is the result of, and that function's name
+    tool_call_id: str | None = None
+    name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,3 +196,16 @@ class ChatRequest:
     #: sent as x-session-affinity so one conversation stays on a warm prefix cache
     session_id: str | None = None
     stream: bool = True
+    response_format: ResponseFormat | None = None
+    tools: tuple[ToolSpec, ...] = ()
+    tool_choice: ToolChoice | None = None
+    #: "low" | "medium" | "high" | "off" (sent as null); None = not sent (the model's default)
+    reasoning_effort: str | None = None
+    #: sent as ``chat_template_kwargs: {enable_thinking}``; None = not sent
+    enable_thinking: bool | None = None
+    #: a fine-tune (LoRA adapter) name or id; LoRA requests always use the native endpoint
+    lora: str | None = None
+    #: what the catalogue and the schema endpoint say about the model: they pick the wire
+    #: forms (content parts or ``image``, flat or wrapped tools…) and fill error details
+    model_info: ModelInfo | None = None
+    model_schema: ModelSchema | None = None

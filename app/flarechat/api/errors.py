@@ -10,13 +10,16 @@ Classification is by Workers AI / gateway *code* first and HTTP status second
     │   ├── RateLimited                 3021, 2003, bare 429: honours Retry-After     retryable
     │   ├── AuthenticationFailed        10000, 1000, 9109, JSON 401/403 without a better code
     │   │   └── GatewayAuthenticationFailed   2009: the gateway token, not the API token
-    │   ├── ModelUnavailable            5007, 3042, 5028, 5035, 5016, 5018, 3041
+    │   ├── ModelUnavailable            5007, 3042, 5028, 5035, 5018, 3041
+    │   │   └── TermsNotAccepted        5016: accept the model's licence (.model, .terms_url)
     │   ├── RequestTooLarge             3006, 5021, 413
     │   ├── UpstreamTimeout             3007, 3008, 3046, 408, 504                   retryable
     │   ├── GatewayError                2001, 2021, 2041 and other 20xx gateway codes
     │   ├── ServerError                 5xx without a better code                    retryable
     │   └── BadRequest                  any other 4xx (5006 schema, 7000/7003 routes, a proxy's
-    │                                   non-JSON 401/403 page…)
+    │       │                           non-JSON 401/403 page…)
+    │       ├── LoraUnsupported         5005: this model takes no LoRA adapter
+    │       └── FineTuneIncomplete      3039: the fine-tune lacks its files
     ├── ConnectionFailed                DNS, refused, reset, proxy                    retryable
     │   └── TLSFailed                   certificate or handshake failures (not retryable)
     ├── RequestTimedOut                 our own connect/read timeout fired            retryable
@@ -43,8 +46,10 @@ __all__ = [
     "ConnectionFailed",
     "DailyAllocationExhausted",
     "ErrorKind",
+    "FineTuneIncomplete",
     "GatewayAuthenticationFailed",
     "GatewayError",
+    "LoraUnsupported",
     "ModelUnavailable",
     "RateLimited",
     "RequestTimedOut",
@@ -52,6 +57,7 @@ __all__ = [
     "ServerError",
     "StreamInterrupted",
     "TLSFailed",
+    "TermsNotAccepted",
     "UpstreamTimeout",
     "WorkersAIError",
     "next_utc_midnight",
@@ -80,6 +86,8 @@ class ErrorKind(StrEnum):
     NETWORK = "network"
     TLS = "tls"
     INTERRUPTED = "interrupted"
+    TERMS = "terms"
+    LORA = "lora"
 
 
 class WorkersAIError(Exception):
@@ -192,6 +200,36 @@ class BadRequest(APIStatusError):
     # The request (or the URL it went to) is wrong; sending it again changes nothing.
     retryable = False
     kind = ErrorKind.BAD_REQUEST
+
+
+class TermsNotAccepted(ModelUnavailable):
+    """5016: the account has not agreed to this model's licence (``agree_to_terms`` fixes it)."""
+
+    kind = ErrorKind.TERMS
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        model: str | None = None,
+        terms_url: str | None = None,
+        **kw: object,
+    ) -> None:
+        super().__init__(message, **kw)  # type: ignore[arg-type]
+        self.model = model
+        self.terms_url = terms_url
+
+
+class LoraUnsupported(BadRequest):
+    """5005: the model does not take a LoRA adapter; drop it or choose a ``-lora`` model."""
+
+    kind = ErrorKind.LORA
+
+
+class FineTuneIncomplete(BadRequest):
+    """3039: the fine-tune is missing files (model.safetensors and config.json)."""
+
+    kind = ErrorKind.LORA
 
 
 class ConnectionFailed(WorkersAIError):

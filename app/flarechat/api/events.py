@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from flarechat.api.tools import ToolCall
+
 __all__ = [
+    "ChatEvent",
     "Finished",
     "ReasoningDelta",
     "ResponseMeta",
     "StreamEvent",
+    "StreamingDisabled",
     "TextDelta",
+    "ToolCallDelta",
     "UsageReport",
 ]
 
@@ -56,10 +61,42 @@ class UsageReport:
 
 
 @dataclass(frozen=True, slots=True)
-class Finished:
-    """The reply ended normally; ``reason`` is ``stop``, ``length``, ``tool_calls``…"""
+class ToolCallDelta:
+    """A streamed fragment of tool call number ``index`` (``stream_reply`` only).
+
+    ``id`` and ``name`` arrive once (usually on the first fragment), ``arguments`` is the next
+    piece of the JSON text. The complete calls are in :attr:`Finished.tool_calls`.
+    """
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class StreamingDisabled:
+    """The request asked to stream, but was sent without (native JSON mode does not stream).
+
+    Sent right after :class:`ResponseMeta` by ``stream_reply``; ``reason`` is for people.
+    """
 
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """The reply ended normally; ``reason`` is ``stop``, ``length``, ``tool_calls``…
+
+    ``tool_calls`` holds every complete call the model made, in order (either reply shape).
+    """
+
+    reason: str
+    tool_calls: tuple[ToolCall, ...] = ()
+
+
 StreamEvent = ResponseMeta | TextDelta | ReasoningDelta | UsageReport | Finished
+"""What ``WorkersAIClient.stream_chat`` yields (unchanged, so existing folds stay exhaustive)."""
+
+ChatEvent = StreamEvent | ToolCallDelta | StreamingDisabled
+"""What ``WorkersAIClient.stream_reply`` yields: every event, tool-call fragments included."""

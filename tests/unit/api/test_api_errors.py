@@ -28,6 +28,7 @@ from flarechat.api.errors import (
     RequestTimedOut,
     RequestTooLarge,
     ServerError,
+    TermsNotAccepted,
     TLSFailed,
     UpstreamTimeout,
     WorkersAIError,
@@ -133,7 +134,7 @@ CASES: list[tuple[int, str, type[WorkersAIError], int | None]] = [
     (
         403,
         v4_inference(5016, "User has not agreed to Llama3.2 model terms"),
-        ModelUnavailable,
+        TermsNotAccepted,
         5016,
     ),
     (

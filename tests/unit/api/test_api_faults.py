@@ -34,6 +34,7 @@ from flarechat.api.errors import (
     RequestTooLarge,
     ServerError,
     StreamInterrupted,
+    TermsNotAccepted,
     UpstreamTimeout,
     WorkersAIError,
 )
@@ -59,7 +60,7 @@ ERROR_CASES = [
     (3042, 404, "v4-inference", ModelUnavailable),
     (5028, 400, "v4-inference", ModelUnavailable),
     (5035, 403, "v4-inference", ModelUnavailable),
-    (5016, 403, "v4-inference", ModelUnavailable),
+    (5016, 403, "v4-inference", TermsNotAccepted),
     (3006, 413, "v4-inference", RequestTooLarge),
     (5021, 413, "aierror", RequestTooLarge),
     (3007, 408, "v4-inference", UpstreamTimeout),

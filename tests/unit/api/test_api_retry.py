@@ -13,14 +13,17 @@ from flarechat.api.errors import (
     ConnectionFailed,
     DailyAllocationExhausted,
     ErrorKind,
+    FineTuneIncomplete,
     GatewayAuthenticationFailed,
     GatewayError,
+    LoraUnsupported,
     ModelUnavailable,
     RateLimited,
     RequestTimedOut,
     RequestTooLarge,
     ServerError,
     StreamInterrupted,
+    TermsNotAccepted,
     TLSFailed,
     UpstreamTimeout,
     WorkersAIError,
@@ -45,6 +48,9 @@ NEVER = [
     BadRequest,
     GatewayError,
     TLSFailed,
+    TermsNotAccepted,
+    LoraUnsupported,
+    FineTuneIncomplete,
 ]
 
 
@@ -117,6 +123,9 @@ KINDS: dict[type[WorkersAIError], str] = {
     TLSFailed: "tls",
     RequestTimedOut: "timeout",
     StreamInterrupted: "interrupted",
+    TermsNotAccepted: "terms",
+    LoraUnsupported: "lora",
+    FineTuneIncomplete: "lora",
 }
 
 
