@@ -19,6 +19,7 @@ from flarechat.core.store._errors import (
     StoreReadOnly,
     StoreTimeout,
     StoreTooNew,
+    StoreUnavailable,
 )
 from flarechat.core.store._open import open_store
 from flarechat.core.store._schema import SCHEMA_VERSION, MigrationResult
@@ -52,6 +53,7 @@ __all__ = [
     "StoreReadOnly",
     "StoreTimeout",
     "StoreTooNew",
+    "StoreUnavailable",
     "Unset",
     "default_path",
     "open_store",

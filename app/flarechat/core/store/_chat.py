@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import logging
 import sqlite3
 import threading
 import time
@@ -40,6 +42,8 @@ from flarechat.core.store._types import UNSET, ConversationSummary, OpenReport, 
 from flarechat.core.store._usage import neurons_since, utc_day_start
 
 __all__ = ["BUSY_TIMEOUT_MS", "SEARCH_INDEXES", "ChatStore"]
+
+log = logging.getLogger(__name__)
 
 #: How long a write waits for another instance's write lock before StoreBusy.
 BUSY_TIMEOUT_MS = 5000
@@ -327,11 +331,29 @@ class ChatStore:
                 (conversation_id,),
             )
         ]
+        messages = self._reattach_orphans(conversation_id, messages)
         return ConversationTree(
             codec.conversation_from_row(row),
             messages,
             codec.decode_selected(row["selected_json"]),
         )
+
+    def _reattach_orphans(self, conversation_id: str, messages: list[Message]) -> list[Message]:
+        """Messages whose parent is gone (or that loop back on themselves) become roots.
+
+        Only a file written without foreign keys (another tool, an old bug) has them; dropping
+        them would hide text the user wrote, so they are shown as new branches and reported.
+        """
+        orphans = _orphan_ids(messages)
+        if not orphans:
+            return messages
+        note = (
+            f"{len(orphans)} message(s) in this conversation had lost the message they answered; "
+            "they are shown as separate branches."
+        )
+        log.warning("conversation %s: %s", conversation_id, note)
+        self.report.problems.append(note)
+        return [dataclasses.replace(m, parent_id=None) if m.id in orphans else m for m in messages]
 
     def _insert_message(self, conn: sqlite3.Connection, message: Message) -> None:
         conn.execute(
@@ -434,3 +456,26 @@ class ChatStore:
             if self._conn.execute("SELECT 1 FROM messages WHERE id = ?", (message_id,)).fetchone():
                 found.add(message_id)
         return found
+
+
+def _orphan_ids(messages: Sequence[Message]) -> set[str]:
+    """Ids of the messages whose chain of parents never reaches a root (a gone parent, a loop);
+    the first broken link of each chain, so re-rooting it reconnects everything below."""
+    parents = {m.id: m.parent_id for m in messages}
+    rooted: set[str] = set()
+    broken: set[str] = set()
+    for start in parents:
+        chain: list[str] = []
+        node: str | None = start
+        while node is not None and node not in rooted and node not in chain:
+            chain.append(node)
+            if node not in parents:  # the parent of chain[-2] is gone
+                chain.pop()
+                broken.add(chain[-1])
+                break
+            node = parents[node]
+        else:
+            if node is not None and node in chain:  # a loop: cut it where it closes
+                broken.add(chain[-1])
+        rooted.update(chain)
+    return broken

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 import sqlite3
 from collections.abc import Mapping
@@ -23,6 +24,8 @@ __all__ = [
     "message_values",
     "scrub",
 ]
+
+log = logging.getLogger(__name__)
 
 REDACTED = "[redacted]"
 #: Keys whose values are credentials. ``max_tokens``/``prompt_tokens`` end in "tokens" and stay.
@@ -67,9 +70,15 @@ def dump_json(value: Mapping[str, Any] | None) -> str | None:
 
 
 def _load_json(text: str | None) -> dict[str, Any] | None:
+    """The object a JSON column holds; ``None`` for NULL, and for text that is not a JSON object
+    (a damaged or hand-edited row must not stop a conversation from opening — it is logged)."""
     if text is None:
         return None
-    loaded = json.loads(text)
+    try:
+        loaded = json.loads(text)
+    except (ValueError, RecursionError, TypeError) as error:
+        log.warning("a stored record is not valid JSON and is treated as empty: %s", error)
+        return None
     return loaded if isinstance(loaded, dict) else None
 
 

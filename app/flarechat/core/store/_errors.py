@@ -7,7 +7,8 @@ StoreError
  ├── StoreBusy             another instance held the write lock past the busy timeout
  ├── StoreTooNew           written by a newer Flarechat (schema version above ours)
  ├── StoreTimeout          the worker thread did not answer in time (AsyncChatStore)
- └── NotFound              no such conversation or message
+ ├── StoreUnavailable      the database path cannot be a database (a folder, unreadable)
+ └── NotFound              no such conversation or message (also: a parent that is gone)
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ __all__ = [
     "StoreReadOnly",
     "StoreTimeout",
     "StoreTooNew",
+    "StoreUnavailable",
     "translate",
 ]
 
@@ -33,6 +35,7 @@ _SQLITE_LOCKED = 6
 _SQLITE_READONLY = 8
 _SQLITE_CORRUPT = 11
 _SQLITE_FULL = 13
+_SQLITE_CANTOPEN = 14
 _SQLITE_NOTADB = 26
 _PRIMARY_CODE_MASK = 0xFF
 
@@ -84,6 +87,15 @@ class StoreTimeout(StoreError):
         super().__init__(f"The chat database did not answer within {seconds:g} seconds.")
 
 
+class StoreUnavailable(StoreError):
+    """The database path cannot hold a database at all; ``problem`` says what is wrong."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(f"The chat database {path} can't be opened: {problem}.")
+        self.path = path
+        self.problem = problem
+
+
 class NotFound(StoreError):
     """No conversation or message with that id."""
 
@@ -105,4 +117,12 @@ def translate(error: sqlite3.Error, path: Path) -> StoreError:
         return StoreCorrupt(path, text)
     if code in (_SQLITE_BUSY, _SQLITE_LOCKED):
         return StoreBusy(path)
+    if code == _SQLITE_CANTOPEN or "unable to open database file" in text:
+        return StoreUnavailable(path, _cannot_open_reason(path))
     return StoreError(f"The chat database {path} failed: {text}.")
+
+
+def _cannot_open_reason(path: Path) -> str:
+    if path.is_dir():
+        return "it is a folder, not a file; move or rename that folder"
+    return "the file or its folder could not be opened; check that both exist and can be read"

@@ -7,7 +7,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from flarechat.core.store._chat import SEARCH_INDEXES, ChatStore
-from flarechat.core.store._errors import StoreCorrupt, StoreError, StoreFull, StoreReadOnly
+from flarechat.core.store._errors import (
+    StoreCorrupt,
+    StoreError,
+    StoreFull,
+    StoreReadOnly,
+    StoreUnavailable,
+)
 from flarechat.paths import free_sibling
 
 __all__ = ["open_store"]
@@ -28,12 +34,20 @@ def _looks_like_sqlite(path: Path) -> bool:
     Checked before SQLite opens the file: on closing a connection to such a file SQLite
     deletes its -wal, which must move aside with it untouched.
     """
+    if path.is_dir():
+        raise StoreUnavailable(path, "it is a folder, not a file; move or rename that folder")
     try:
         with path.open("rb") as file:
             head = file.read(len(_SQLITE_MAGIC))
     except FileNotFoundError:
         return True
+    except OSError as error:
+        raise StoreUnavailable(path, f"it could not be read ({_os_reason(error)})") from error
     return head in (b"", _SQLITE_MAGIC)
+
+
+def _os_reason(error: OSError) -> str:
+    return error.strerror or type(error).__name__
 
 
 def _open_checked(path: Path, *, clock: Callable[[], float], read_only: bool) -> ChatStore:

@@ -9,7 +9,14 @@ from typing import Any
 import pytest
 
 from flarechat.core.conversation import ROLE_ASSISTANT, ROLE_USER, Conversation, Message, new_id
-from flarechat.core.store import DB_FILENAME, ChatStore, StoreFull, StoreReadOnly, open_store
+from flarechat.core.store import (
+    DB_FILENAME,
+    ChatStore,
+    StoreFull,
+    StoreReadOnly,
+    StoreUnavailable,
+    open_store,
+)
 
 _real_connect = sqlite3.connect
 
@@ -116,3 +123,65 @@ def test_full_disk_with_a_damaged_index_opens_read_only(
         assert len(store.load_tree(conv.id)) == 40
         with pytest.raises((StoreFull, StoreReadOnly)):
             store.add_message(Message(new_id(), conv.id, None, ROLE_ASSISTANT, "more"))
+
+
+# -- 2: odd paths and odd rows give messages, not tracebacks ------------------------------------
+
+
+def test_database_path_that_is_a_folder_is_a_plain_store_error(tmp_path: Path) -> None:
+    path = tmp_path / DB_FILENAME
+    path.mkdir()
+    for opener in (open_store, ChatStore):
+        with pytest.raises(StoreUnavailable, match="is a folder") as caught:
+            opener(path)
+        assert str(path) in str(caught.value)
+    assert path.is_dir()  # nothing was moved or created
+
+
+def orphan_rows(path: Path, conv: Conversation) -> list[str]:
+    """Rows a file written without foreign keys can hold: a lost parent, a loop, no chat."""
+    a, b, lost = new_id(), new_id(), new_id()
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA foreign_keys = OFF")
+    columns = "id, conversation_id, parent_id, role, content, status, created_at"
+    rows = [
+        (lost, conv.id, new_id(), ROLE_USER, "parent gone", "complete", 5.0),
+        (a, conv.id, b, ROLE_USER, "loop a", "complete", 6.0),
+        (b, conv.id, a, ROLE_ASSISTANT, "loop b", "complete", 7.0),
+        (new_id(), new_id(), None, ROLE_USER, "conversation gone", "complete", 8.0),
+    ]
+    conn.executemany(f"INSERT INTO messages ({columns}) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    conn.close()
+    return [lost, a, b]
+
+
+def test_orphan_rows_are_reattached_and_reported_not_a_value_error(tmp_path: Path) -> None:
+    path = tmp_path / DB_FILENAME
+    conv = fill(path, count=2)
+    kept = orphan_rows(path, conv)
+    with open_store(path) as store:
+        tree = store.load_tree(conv.id)
+        assert len(tree) == 2 + 3
+        assert all(message_id in tree for message_id in kept)
+        assert tree.get(kept[0]).parent_id is None
+        assert [tree.get(kept[1]).parent_id, tree.get(kept[2]).parent_id].count(None) == 1
+        assert any("separate branches" in p for p in store.report.problems)
+        assert [hit.conversation_id for hit in store.search("gone")] == [conv.id]
+        assert [s.id for s in store.list_conversations()] == [conv.id]
+
+
+def test_bad_json_in_a_record_column_reads_as_empty(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / DB_FILENAME
+    conv = fill(path, count=1)
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("UPDATE messages SET meta_json = '{not json', usage_json = ?", ("[" * 100_000,))
+    conn.execute("UPDATE conversations SET params_json = 'nope', selected_json = '{'")
+    conn.close()
+    with open_store(path) as store:
+        tree = store.load_tree(conv.id)
+        only = next(iter(tree))
+        assert (only.meta, only.usage) == (None, None)
+        assert tree.conversation.params == {}
+    assert "not valid JSON" in caplog.text
