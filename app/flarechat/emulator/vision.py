@@ -20,6 +20,8 @@ _SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
 _STANDALONE = frozenset({0x01, *range(0xD0, 0xD9)})
 _BYTE_MAX = 255
 _WEBP_14_BITS = 0x3FFF
+#: Bytes a WEBP file needs before its size can be read: lossless (VP8L), lossy/extended.
+_VP8L_HEADER, _VP8_HEADER = 25, 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,15 +49,17 @@ def _gif(data: bytes) -> tuple[int, int] | None:
 
 
 def _webp(data: bytes) -> tuple[int, int] | None:
-    if not (data[:4] == b"RIFF" and data[8:12] == b"WEBP") or len(data) < 30:
+    if not (data[:4] == b"RIFF" and data[8:12] == b"WEBP") or len(data) < _VP8L_HEADER:
         return None
     chunk = data[12:16]
-    if chunk == b"VP8 " and data[23:26] == b"\x9d\x01\x2a":
-        width, height = struct.unpack("<HH", data[26:30])
-        return width & _WEBP_14_BITS, height & _WEBP_14_BITS
     if chunk == b"VP8L" and data[20] == 0x2F:
         bits = int.from_bytes(data[21:25], "little")
         return (bits & _WEBP_14_BITS) + 1, ((bits >> 14) & _WEBP_14_BITS) + 1
+    if len(data) < _VP8_HEADER:
+        return None
+    if chunk == b"VP8 " and data[23:26] == b"\x9d\x01\x2a":
+        width, height = struct.unpack("<HH", data[26:30])
+        return width & _WEBP_14_BITS, height & _WEBP_14_BITS
     if chunk == b"VP8X":
         width = int.from_bytes(data[24:27], "little") + 1
         return width, int.from_bytes(data[27:30], "little") + 1

@@ -19,6 +19,10 @@ DEEPSEEK = "@cf/deepseek-ai/deepseek-r1-distill-qwen-32b"
 GPT_OSS = "@cf/openai/gpt-oss-120b"
 KIMI = "@cf/moonshotai/kimi-k2.6"
 BGE = "@cf/baai/bge-m3"
+VISION_32 = "@cf/meta/llama-3.2-11b-vision-instruct"
+SCOUT = "@cf/meta/llama-4-scout-17b-16e-instruct"
+MISTRAL_LORA = "@cf/mistral/mistral-7b-instruct-v0.2-lora"
+GLM = "@cf/zai-org/glm-4.7-flash"
 AUTH = {"Authorization": "Bearer test-token"}
 #: Upper bound for anything the tests wait for (generous: the machine is shared).
 PATIENCE = 10.0
