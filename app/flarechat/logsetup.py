@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import logging
 import logging.handlers
+import os
 import threading
 from pathlib import Path
+from typing import cast
 
 from flarechat.api import redact
-from flarechat.paths import log_dir
+from flarechat.paths import PRIVATE_FILE_MODE, log_dir
 
 __all__ = ["LOG_FILE", "RedactingFilter", "configure_file_logging", "register_secret"]
 
@@ -53,6 +56,17 @@ class RedactingFilter(logging.Filter):
 _FILTER = RedactingFilter()
 
 
+class _PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """Creates the log file (and each one after a rollover) readable by the user only."""
+
+    def _open(self) -> io.TextIOWrapper:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+        fd = os.open(self.baseFilename, flags, PRIVATE_FILE_MODE)
+        return cast(
+            io.TextIOWrapper, open(fd, self.mode, encoding=self.encoding, errors=self.errors)
+        )
+
+
 def register_secret(value: str | None) -> None:
     """Never write ``value`` to the log (call it for every token the app learns)."""
     _FILTER.add_secret(value)
@@ -61,7 +75,7 @@ def register_secret(value: str | None) -> None:
 def configure_file_logging(level: int = logging.INFO) -> Path:
     """Send the app's log records to ``logs/flarechat.log``; returns the file's path."""
     path = log_dir() / LOG_FILE
-    handler = logging.handlers.RotatingFileHandler(
+    handler = _PrivateRotatingFileHandler(
         path, maxBytes=MAX_BYTES, backupCount=BACKUP_COUNT, encoding="utf-8"
     )
     handler.setFormatter(logging.Formatter(LOG_FORMAT))

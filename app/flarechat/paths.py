@@ -13,12 +13,16 @@ from pathlib import Path
 import platformdirs
 
 __all__ = [
+    "PRIVATE_DIR_MODE",
+    "PRIVATE_FILE_MODE",
+    "ProfileUnavailable",
     "atomic_write_text",
     "cache_dir",
     "config_dir",
     "data_dir",
     "free_sibling",
     "log_dir",
+    "private_file",
     "profile_dir",
     "resource_path",
 ]
@@ -26,6 +30,25 @@ __all__ = [
 APP_NAME = "Flarechat"
 #: Overrides the whole profile (settings, data, logs, cache) — used by tests and portable installs.
 HOME_ENV = "FLARECHAT_HOME"
+#: Chats, settings, logs and caches are the user's alone: folders we create are rwx------ …
+PRIVATE_DIR_MODE = 0o700
+#: … and files we create rw-------.
+PRIVATE_FILE_MODE = 0o600
+
+
+class ProfileUnavailable(OSError):
+    """A profile folder cannot be used; ``str(error)`` is a sentence the CLI and window show.
+
+    An ``OSError`` so code that already copes with a refusing disk copes with this too.
+    """
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(
+            f"Flarechat can't use the folder {path}: {problem}. "
+            f"Fix that, or set {HOME_ENV} to a folder you can write."
+        )
+        self.path = path
+        self.problem = problem
 
 
 def _resources_root() -> Path:
@@ -60,11 +83,52 @@ _PLATFORM_DIRS: dict[str, Callable[..., Path]] = {
 def _dir(kind: str) -> Path:
     home = profile_dir()
     if home is not None:
+        if home.exists() and not home.is_dir():
+            raise ProfileUnavailable(home, f"{HOME_ENV} names a file, not a folder")
         path = home / kind
     else:
         getter: Callable[..., Path] = _PLATFORM_DIRS[kind]
         path = getter(APP_NAME, appauthor=False)
-    path.mkdir(parents=True, exist_ok=True)
+    _ensure_private_dir(path)
+    return path
+
+
+def _ensure_private_dir(path: Path) -> None:
+    """``path`` exists as a writable folder; any folder made on the way is PRIVATE_DIR_MODE.
+
+    ProfileUnavailable (with what is wrong) otherwise.
+    """
+    if path.exists() and not path.is_dir():
+        raise ProfileUnavailable(path, "it is a file, not a folder")
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    try:
+        for folder in reversed(missing):  # outermost first
+            with contextlib.suppress(FileExistsError):  # another process made it meanwhile
+                folder.mkdir(mode=PRIVATE_DIR_MODE)
+                os.chmod(folder, PRIVATE_DIR_MODE)  # the umask may have taken bits away
+    except OSError as error:
+        raise ProfileUnavailable(path, _refusal(error)) from error
+    if not path.is_dir():
+        raise ProfileUnavailable(path, "it is not a folder")
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ProfileUnavailable(path, "it is read-only")
+
+
+def _refusal(error: OSError) -> str:
+    if isinstance(error, PermissionError):
+        return "it or a folder above it can't be written (permission denied)"
+    if isinstance(error, NotADirectoryError | FileExistsError):
+        return "a file is in the way where a folder should be"
+    return f"it could not be created ({error.strerror or type(error).__name__})"
+
+
+def private_file(path: Path) -> Path:
+    """Create ``path`` empty with PRIVATE_FILE_MODE if it is missing (an existing file is left
+    as it is); for files opened by libraries that would otherwise use the umask (SQLite, the
+    log handler). Returns ``path``."""
+    with contextlib.suppress(FileExistsError):
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE)
+        os.close(fd)
     return path
 
 
@@ -88,9 +152,10 @@ def atomic_write_text(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` so a crash leaves either the old file or the new one.
 
     Temp file in the same directory + fsync + os.replace, then an fsync of the directory so the
-    rename itself is durable (POSIX only; Windows cannot open a directory).
+    rename itself is durable (POSIX only; Windows cannot open a directory). The file is
+    PRIVATE_FILE_MODE (mkstemp's), and a folder made for it PRIVATE_DIR_MODE.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _ensure_private_dir(path.parent)
     fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:

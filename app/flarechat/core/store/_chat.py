@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import logging
@@ -40,6 +41,7 @@ from flarechat.core.store._search import SearchHit, search
 from flarechat.core.store._selection import explicit_selection, selection_after_add
 from flarechat.core.store._types import UNSET, ConversationSummary, OpenReport, Unset
 from flarechat.core.store._usage import neurons_since, utc_day_start
+from flarechat.paths import private_file
 
 __all__ = ["BUSY_TIMEOUT_MS", "SEARCH_INDEXES", "ChatStore"]
 
@@ -107,6 +109,9 @@ class ChatStore:
 
     def _connect(self) -> sqlite3.Connection:
         target = f"{self.path.resolve().as_uri()}?mode=ro" if self.read_only else str(self.path)
+        if not self.read_only:  # SQLite gives the -wal and -shm the database's mode
+            with contextlib.suppress(OSError):  # SQLite's own open below says what is wrong
+                private_file(self.path)
         try:
             conn = sqlite3.connect(
                 target,

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from flarechat.paths import free_sibling
+from flarechat.paths import free_sibling, private_file
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Migration", "MigrationResult", "backup", "migrate"]
 
@@ -120,7 +120,7 @@ def _is_blank(conn: sqlite3.Connection) -> bool:
 def backup(conn: sqlite3.Connection, path: Path, *, version: int, now: float) -> Path:
     """Copy the live database (WAL included) to ``<name>.bak-v<N>-<timestamp>`` via SQLite."""
     target = free_sibling(path, f"bak-v{version}", now=now)
-    copy = sqlite3.connect(target)
+    copy = sqlite3.connect(private_file(target))  # as private as the database itself
     try:
         conn.backup(copy)
     finally:
