@@ -1,38 +1,165 @@
-"""Token redaction: the one function every log line and exception detail goes through."""
+"""Token redaction: the one function every log line, exception detail and export goes through."""
 
 from __future__ import annotations
 
+import base64
+import functools
+import logging
 import re
 from collections.abc import Iterable
+from urllib.parse import quote, quote_plus
 
 from flarechat.api.config import Connection, Secret
 
-__all__ = ["REDACTED", "connection_secrets", "redact"]
+__all__ = [
+    "LIBRARY_LOGGERS",
+    "REDACTED",
+    "RedactingLogFilter",
+    "connection_secrets",
+    "install_log_redaction",
+    "redact",
+    "secret_variants",
+]
 
 REDACTED = "[REDACTED]"
 
 # "Bearer xxx" in any case, also inside JSON strings, echoed headers and URL-encoded text; the
-# credential runs up to whitespace, a quote, a separator (, ; &) or a closing bracket.
-_BEARER = re.compile(r"(?i)\b(bearer)(\s+|%20|\+)[^\s\"',;&<>)\]}]+")
+# credential runs up to whitespace, a quote, a separator (, ; &) or a closing bracket. The
+# lookahead leaves an already redacted "Bearer [REDACTED]" alone, so redacting twice is a no-op.
+_BEARER = re.compile(r"(?i)\b(bearer)(?:\s+|%20|\+)(?!\[REDACTED\])[^\s\"',;&<>)\]}]+")
 # Cloudflare's newer token formats carry a recognisable prefix: user (cfut_) and account (cfat_).
 _CF_TOKEN = re.compile(r"\bcf[au]t_[A-Za-z0-9_\-]+")
+_PERCENT_HEX = re.compile(r"%[0-9A-F]{2}")
+_MARKER = re.compile(re.escape(REDACTED))
+#: Memoised variant sets: each log line would otherwise re-encode every secret.
+_CACHE_SIZE = 64
+
+#: Loggers the api's HTTP stack writes to. httpcore's debug lines (``-v``) include every
+#: response header verbatim, and logger filters do not apply to child loggers, so each is named.
+LIBRARY_LOGGERS = (
+    "flarechat.api",
+    "httpx",
+    "httpcore",
+    "httpcore.connection",
+    "httpcore.http11",
+    "httpcore.http2",
+    "httpcore.proxy",
+    "httpcore.socks",
+    "hpack.hpack",
+    "hpack.table",
+)
+
+_Span = tuple[int, int, str]
 
 
 def redact(text: str, secrets: Iterable[str | Secret | None] = ()) -> str:
-    """Return ``text`` with every given secret and anything shaped like a bearer token removed.
+    """Return ``text`` with every secret (in any of its :func:`secret_variants`) and anything
+    shaped like a bearer or Cloudflare token replaced by ``[REDACTED]``.
 
-    Longer secrets are replaced first so one secret that contains another is removed whole.
+    Overlapping matches are merged and replaced once, so nothing of a secret survives next to
+    the marker, and ``redact(redact(t, s), s) == redact(t, s)``.
     """
-    values = {_plain(secret) for secret in secrets}
-    for value in sorted((v for v in values if v), key=len, reverse=True):
-        text = text.replace(value, REDACTED)
-    text = _BEARER.sub(lambda match: f"{match.group(1)} {REDACTED}", text)
-    return _CF_TOKEN.sub(REDACTED, text)
+    spans = [*_secret_spans(text, secret_variants(secrets)), *_pattern_spans(text)]
+    return _replace(text, spans) if spans else text
+
+
+def secret_variants(secrets: Iterable[str | Secret | None]) -> tuple[str, ...]:
+    """Every form a secret may take in text, longest first: raw; base64, standard and
+    URL-safe, with and without padding; percent-encoded by ``quote`` and ``quote_plus``
+    (upper- and lower-case hex). Memoised: built once per set of secrets."""
+    plain = tuple(sorted({_plain(secret) for secret in secrets} - {""}))
+    return _variants_of(plain)
 
 
 def connection_secrets(conn: Connection) -> tuple[str, ...]:
     """The credentials a connection carries, as plain strings, for :func:`redact`."""
     return tuple(s.reveal() for s in (conn.token, conn.gateway_token) if s)
+
+
+class RedactingLogFilter(logging.Filter):
+    """Redacts each record of the loggers it is attached to, with every secret it was told."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._secrets: frozenset[str] = frozenset()
+
+    def remember(self, secrets: Iterable[str]) -> None:
+        """Also redact ``secrets`` from now on (a frozenset swap: safe across threads)."""
+        fresh = frozenset(s for s in secrets if s)
+        if not fresh <= self._secrets:
+            self._secrets = self._secrets | fresh
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        cleaned = redact(message, self._secrets)
+        if cleaned != message or record.args:
+            record.msg, record.args = cleaned, None
+        return True
+
+
+_LOG_FILTER = RedactingLogFilter()
+
+
+def install_log_redaction(secrets: Iterable[str] = ()) -> RedactingLogFilter:
+    """Attach the redacting filter to :data:`LIBRARY_LOGGERS` (once) and remember ``secrets``."""
+    for name in LIBRARY_LOGGERS:
+        logger = logging.getLogger(name)
+        if _LOG_FILTER not in logger.filters:
+            logger.addFilter(_LOG_FILTER)
+    _LOG_FILTER.remember(secrets)
+    return _LOG_FILTER
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def _variants_of(secrets: tuple[str, ...]) -> tuple[str, ...]:
+    found: set[str] = set()
+    for secret in secrets:
+        found.update(_forms(secret))
+    return tuple(sorted(found - {""}, key=lambda v: (-len(v), v)))
+
+
+def _forms(secret: str) -> set[str]:
+    raw = secret.encode()
+    forms = {secret}
+    for encoded in (base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()):
+        forms.update({encoded, encoded.rstrip("=")})
+    for escaped in (quote(secret, safe=""), quote(secret), quote_plus(secret, safe="")):
+        forms.update({escaped, _PERCENT_HEX.sub(lambda m: m.group(0).lower(), escaped)})
+    return forms
+
+
+def _secret_spans(text: str, variants: tuple[str, ...]) -> list[_Span]:
+    spans = []
+    for variant in variants:
+        start = text.find(variant)
+        while start != -1:
+            spans.append((start, start + len(variant), REDACTED))
+            start = text.find(variant, start + 1)
+    # Found only inside an earlier marker ("ACT" in "[REDACTED]"): not a secret in this text.
+    markers = [(m.start(), m.end()) for m in _MARKER.finditer(text)]
+    return [s for s in spans if not any(a <= s[0] and s[1] <= b for a, b in markers)]
+
+
+def _pattern_spans(text: str) -> list[_Span]:
+    spans = [(m.end(1), m.end(), f" {REDACTED}") for m in _BEARER.finditer(text)]
+    spans += [(m.start(), m.end(), REDACTED) for m in _CF_TOKEN.finditer(text)]
+    return spans
+
+
+def _replace(text: str, spans: list[_Span]) -> str:
+    """Replace the union of ``spans``; a merged run takes the replacement of its first span."""
+    out: list[str] = []
+    position, run_start, run_end, run_with = 0, -1, -1, ""
+    for start, end, replacement in sorted(spans, key=lambda s: (s[0], -s[1])):
+        if start <= run_end:
+            run_end = max(run_end, end)
+            continue
+        if run_end >= 0:
+            out += [text[position:run_start], run_with]
+            position = run_end
+        run_start, run_end, run_with = start, end, replacement
+    out += [text[position:run_start], run_with, text[run_end:]]
+    return "".join(out)
 
 
 def _plain(secret: str | Secret | None) -> str:

@@ -27,7 +27,7 @@ from flarechat.api._catalogue import (
 )
 from flarechat.api._decode import ReplyDecoder, decode_complete, has_content
 from flarechat.api._errors_map import DETAIL_LIMIT, classify, classify_payload
-from flarechat.api._redact import connection_secrets, redact
+from flarechat.api._redact import connection_secrets, install_log_redaction, redact
 from flarechat.api._routes import (
     PreparedRequest,
     api_headers,
@@ -87,7 +87,10 @@ class _Call:
             write=WRITE_TIMEOUT,
             pool=POOL_TIMEOUT,
         )
-        return cls(conn=conn, model=model, secrets=connection_secrets(conn), timeout=timeout)
+        secrets = connection_secrets(conn)
+        # httpx/httpcore log headers verbatim at DEBUG (-v): their records are redacted too.
+        install_log_redaction(secrets)
+        return cls(conn=conn, model=model, secrets=secrets, timeout=timeout)
 
 
 class WorkersAIClient:
@@ -434,7 +437,7 @@ def _log_response(response: httpx.Response, call: _Call) -> None:
         "HTTP %s from %s (cf-ai-req-id %s)",
         response.status_code,
         redact(str(response.request.url), call.secrets),
-        response.headers.get("cf-ai-req-id", "-"),
+        redact(response.headers.get("cf-ai-req-id", "-"), call.secrets),
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -11,9 +11,10 @@ import pytest_asyncio
 from flarechat.api.client import WorkersAIClient
 
 if TYPE_CHECKING:
-    from api_helpers import Handler
+    from api_helpers import Handler, HostileServer, Script
 
 ClientFactory = Callable[..., WorkersAIClient]
+ServerFactory = Callable[["Script"], Awaitable["HostileServer"]]
 
 
 @pytest_asyncio.fixture
@@ -30,3 +31,21 @@ async def make_client() -> AsyncIterator[ClientFactory]:
     yield make
     for client in clients:
         await client.aclose()
+
+
+@pytest_asyncio.fixture
+async def hostile() -> AsyncIterator[ServerFactory]:
+    """``await hostile(script)`` starts a :class:`HostileServer`; all are stopped afterwards."""
+    from api_helpers import HostileServer
+
+    servers: list[HostileServer] = []
+
+    async def start(script: Script) -> HostileServer:
+        server = HostileServer(script)
+        await server.start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        await server.stop()

@@ -2,18 +2,32 @@
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import json
 import logging
 import traceback
+from urllib.parse import quote, quote_plus
 
 import httpx
 import pytest
-from api_helpers import GATEWAY_TOKEN, TOKEN, Recorder, chat, collect, mock_conn, reply, sse
+from api_helpers import (
+    GATEWAY_TOKEN,
+    TOKEN,
+    Recorder,
+    chat,
+    collect,
+    http_head,
+    mock_conn,
+    read_request,
+    reply,
+    sse,
+)
 
-from conftest import ClientFactory
+from conftest import ClientFactory, ServerFactory
 from flarechat.api import redact
 from flarechat.api._errors_map import DETAIL_LIMIT, classify
-from flarechat.api._redact import REDACTED
+from flarechat.api._redact import REDACTED, secret_variants
 from flarechat.api.config import Route, Secret
 from flarechat.api.errors import BadRequest, ConnectionFailed, WorkersAIError
 
@@ -122,3 +136,100 @@ def test_secret_never_shows_itself() -> None:
     assert TOKEN not in repr(secret)
     assert TOKEN not in str(secret)
     assert TOKEN not in repr(mock_conn())
+
+
+#: A token with characters that base64, percent-encoding and regexes all treat specially.
+AWKWARD = "t0k+en/with?=&.*[x](y)|^$%20~"
+
+
+def _encodings(token: str) -> dict[str, str]:
+    raw = token.encode()
+    std, url = base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()
+    return {
+        "raw": token,
+        "base64": std,
+        "base64 unpadded": std.rstrip("="),
+        "urlsafe base64": url,
+        "urlsafe base64 unpadded": url.rstrip("="),
+        "quote": quote(token, safe=""),
+        "quote default": quote(token),
+        "quote_plus": quote_plus(token),
+        "quote lower hex": quote(token, safe="").lower(),
+    }
+
+
+@pytest.mark.parametrize("form", sorted(_encodings(AWKWARD)))
+def test_every_encoding_of_a_token_is_redacted(form: str) -> None:
+    encoded = _encodings(AWKWARD)[form]
+    assert redact(f"x-echo: <{encoded}>", [AWKWARD]) == f"x-echo: <{REDACTED}>"
+
+
+def test_regex_specials_in_a_token_match_only_themselves() -> None:
+    assert redact("a.b*c and axbbc", ["a.b*c"]) == f"{REDACTED} and axbbc"
+
+
+def test_tokens_that_are_substrings_of_each_other_leave_nothing_behind() -> None:
+    secrets = ["abcdef", "defghi", "cde", "abcdefghi-long"]
+    for text in ("abcdefghi", "xxabcdefghi-longyy", "cde abcdef defghi"):
+        cleaned = redact(text, secrets)
+        for piece in ("abc", "cde", "ghi"):
+            assert piece not in cleaned, (text, cleaned)
+    assert redact("abcdefghi", secrets) == REDACTED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"Authorization: Bearer {TOKEN}",
+        f"Bearer%20{TOKEN}&next=1",
+        f'{{"auth":"bearer {GATEWAY_TOKEN}"}}',
+        f"{TOKEN}, {GATEWAY_TOKEN}; {TOKEN}",
+        "Bearer [REDACTED] already",
+    ],
+)
+def test_redaction_is_idempotent_and_never_stacks_brackets(text: str) -> None:
+    once = redact(text, [TOKEN, GATEWAY_TOKEN])
+    assert redact(once, [TOKEN, GATEWAY_TOKEN]) == once
+    assert f"{REDACTED}]" not in once
+    assert "[[" not in once
+
+
+def test_brackets_around_a_token_are_kept_exactly() -> None:
+    text = f"[{TOKEN}] ({GATEWAY_TOKEN})"
+    assert redact(text, [TOKEN, GATEWAY_TOKEN]) == f"[{REDACTED}] ({REDACTED})"
+
+
+def test_a_short_secret_inside_the_marker_is_left_alone() -> None:
+    once = redact("ACT now", ["ACT"])
+    assert once == f"{REDACTED} now"
+    assert redact(once, ["ACT"]) == once
+
+
+def test_secret_variants_are_built_once_longest_first() -> None:
+    variants = secret_variants([AWKWARD, None, ""])
+    assert secret_variants([AWKWARD]) is variants
+    assert set(_encodings(AWKWARD).values()) <= set(variants)
+    assert [len(v) for v in variants] == sorted((len(v) for v in variants), reverse=True)
+
+
+@pytest.mark.asyncio
+async def test_verbose_logs_never_show_an_echoed_token_in_response_headers(
+    make_client: ClientFactory, hostile: ServerFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    token = AWKWARD
+    echoed = {f"x-echo-{i}": v for i, v in enumerate(_encodings(token).values())}
+
+    async def echo_in_headers(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        body = sse({"response": "ok"})
+        head = {"content-type": "text/event-stream", "content-length": str(len(body)), **echoed}
+        await server.send(writer, http_head(200, head) + body)
+
+    server = await hostile(echo_in_headers)
+    conn = mock_conn(api_base=server.api_base, token=Secret(token))
+    with caplog.at_level(logging.DEBUG):  # what `flarechat ask -v` turns on
+        await collect(make_client(), conn, chat())
+    assert any(r.name.startswith("httpcore") for r in caplog.records), "httpcore logged headers"
+    assert "x-echo-0" in caplog.text
+    for form, value in _encodings(token).items():
+        assert value not in caplog.text, form
