@@ -109,7 +109,8 @@ def _forms(endpoint: Endpoint, schema: ModelSchema | None) -> _Forms:
         openai=not schema.legacy,
         image_field=image_field,
         image_bytes=schema.image_field_bytes,
-        wrapped_tools=schema.openai_tools or not schema.flat_tools,
+        # A legacy schema gets the flat form it documents; otherwise the OpenAI form.
+        wrapped_tools=schema.openai_tools and not (schema.legacy and schema.flat_tools),
         wrapped_schema=schema.openai_response_format,
         tool_choice=schema.supports_tool_choice,
     )
@@ -119,7 +120,7 @@ def _check_images(request: ChatRequest, forms: _Forms) -> None:
     schema = request.model_schema
     if not any(m.images for m in request.messages) or forms.image_field or schema is None:
         return
-    if schema.known and not schema.takes_content_parts:
+    if schema.known and not (schema.takes_content_parts or schema.takes_image_field):
         raise ValueError(f"{request.model} does not accept images; choose a vision model.")
 
 
