@@ -13,7 +13,15 @@ from typing import Any
 
 from flarechat.settings.schema import SCHEMA_VERSION
 
-__all__ = ["MIGRATIONS", "Migration", "MigrationResult", "migrate"]
+__all__ = [
+    "MIGRATIONS",
+    "PLAINTEXT_SECRET_KEYS",
+    "Migration",
+    "MigrationResult",
+    "holds_plaintext_secret",
+    "migrate",
+    "without_plaintext_secrets",
+]
 
 JSONObject = dict[str, Any]
 Migration = Callable[[JSONObject, list[str]], JSONObject]
@@ -35,22 +43,24 @@ _V0_RENAMES = {
     "timeout": "request_timeout",
     "model": "last_model",
 }
-#: v0 could hold a plaintext token; it is dropped, never carried forward.
-_V0_SECRET_KEYS = ("apiToken", "api_token", "token", "gatewayToken", "gateway_token")
+#: v0 could hold a plaintext token; it is dropped, never carried forward. (Any version is checked
+#: for them: a hand-edited file may hold one too.) The store tells the user what became of it.
+PLAINTEXT_SECRET_KEYS = ("apiToken", "api_token", "token", "gatewayToken", "gateway_token")
+
+
+def holds_plaintext_secret(data: JSONObject) -> bool:
+    return any(key in data for key in PLAINTEXT_SECRET_KEYS)
+
+
+def without_plaintext_secrets(data: JSONObject) -> JSONObject:
+    return {k: v for k, v in data.items() if k not in PLAINTEXT_SECRET_KEYS}
 
 
 def _v0_to_v1(data: JSONObject, notes: list[str]) -> JSONObject:
     """camelCase keys -> schema names; ``useGateway: true`` -> route "gateway-rest"."""
-    out: JSONObject = {}
-    for key, value in data.items():
-        if key in _V0_SECRET_KEYS:
-            continue
-        out[_V0_RENAMES.get(key, key)] = value
-    if any(key in data for key in _V0_SECRET_KEYS):
-        notes.append(
-            "The old settings file held an API token in plain text; it has been removed. "
-            "Enter the token again in Settings to keep it in the system keychain."
-        )
+    out: JSONObject = {
+        _V0_RENAMES.get(key, key): value for key, value in without_plaintext_secrets(data).items()
+    }
     use_gateway = data.get("useGateway")
     if "route" not in out and isinstance(use_gateway, bool):
         out["route"] = "gateway-rest" if use_gateway else "direct"

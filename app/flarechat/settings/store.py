@@ -23,13 +23,19 @@ from typing import Any
 
 from flarechat.paths import atomic_write_text, config_dir, free_sibling
 from flarechat.settings import gateway_options, validate
-from flarechat.settings.migrations import migrate
+from flarechat.settings.migrations import (
+    holds_plaintext_secret,
+    migrate,
+    without_plaintext_secrets,
+)
 from flarechat.settings.schema import ENDPOINTS, ROUTES, SCHEMA_VERSION, Settings
 
 __all__ = ["SETTINGS_FILENAME", "SettingsStore"]
 
 SETTINGS_FILENAME = "settings.json"
 _JSON_INDENT = 2
+_TOKEN_FOUND = "The settings file held an API token in plain text"
+_TOKEN_AGAIN = "Enter the token again in Settings to keep it in the system keychain."
 
 
 class _WrongType(Exception):
@@ -101,7 +107,9 @@ class SettingsStore:
         result = migrate(raw)
         self.problems.extend(result.notes)
         settings = self._build(result.data)
-        if result.migrated:
+        if holds_plaintext_secret(raw):
+            self.problems.append(self._remove_plaintext_secret(settings, raw))
+        elif result.migrated:
             self._save_migrated(settings)
         return settings
 
@@ -112,6 +120,43 @@ class SettingsStore:
         data["schema_version"] = SCHEMA_VERSION
         text = json.dumps(data, indent=_JSON_INDENT, sort_keys=True, allow_nan=False)
         atomic_write_text(self._path, text + "\n")
+
+    # -- a token found in the file --------------------------------------------------------
+
+    def _remove_plaintext_secret(self, settings: Settings, raw: dict[str, Any]) -> str:
+        """Get the token out of the file whatever the disk allows; say truthfully what happened.
+
+        1. the normal atomic save (needs a temp file: fails on a full disk or locked folder);
+        2. overwrite the file in place with its own content minus the token — no bigger than
+           before, so it needs no new space and no write access to the folder;
+        3. delete the file (the settings stay in memory and are saved when the disk allows).
+        """
+        try:
+            self.save(settings)
+        except (OSError, ValueError) as exc:
+            first = _reason(exc)
+        else:
+            return f"{_TOKEN_FOUND}; it has been removed. {_TOKEN_AGAIN}"
+        try:
+            _overwrite_in_place(self._path, without_plaintext_secrets(raw))
+        except (OSError, ValueError):
+            pass
+        else:
+            return (
+                f"{_TOKEN_FOUND}; it has been removed, but the upgraded settings could not be "
+                f"saved ({first}). {_TOKEN_AGAIN}"
+            )
+        try:
+            os.unlink(self._path)
+        except OSError as exc:
+            return (
+                f"{_TOKEN_FOUND} and it could NOT be removed ({first}; {_reason(exc)}). "
+                f"Delete {self._path} yourself, then enter the token again in Settings."
+            )
+        return (
+            f"{_TOKEN_FOUND}; the file could not be rewritten ({first}), so it was deleted. "
+            f"Your other settings are used for now and saved again when possible. {_TOKEN_AGAIN}"
+        )
 
     # -- loading --------------------------------------------------------------------------
 
@@ -127,6 +172,12 @@ class SettingsStore:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             self._set_aside(f"is not valid JSON (line {exc.lineno}, column {exc.colno})")
+            return None
+        except RecursionError:
+            self._set_aside("is nested too deeply to be settings")
+            return None
+        except ValueError:  # e.g. a number with more digits than Python will convert
+            self._set_aside("holds a value that cannot be read")
             return None
         if not isinstance(data, dict):
             self._set_aside("does not contain a settings object")
@@ -183,11 +234,37 @@ class SettingsStore:
             self.save(settings)
         except OSError as exc:
             self.problems.append(
-                f"The settings were upgraded but could not be saved ({exc.strerror or exc})."
+                f"The settings were upgraded but could not be saved ({_reason(exc)})."
             )
 
 
 _INVALID = object()
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc) or type(exc).__name__
+
+
+def _overwrite_in_place(path: Path, data: dict[str, Any]) -> None:
+    """Replace the file's bytes without a temp file: write over the start, then truncate.
+
+    Compact JSON of the file's own object minus some keys is never longer than the file was, so
+    this reuses blocks the file already has (ValueError if it would be longer: nothing written).
+    """
+    new = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        if len(new) > os.fstat(fd).st_size:
+            raise ValueError("the scrubbed settings would be longer than the file")
+        written = 0
+        while written < len(new):
+            written += os.write(fd, new[written:])
+        os.ftruncate(fd, len(new))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _field_types() -> dict[str, object]:
