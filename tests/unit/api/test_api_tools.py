@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import httpx
 import pytest
 from api_helpers import GEMMA, Recorder, emu_conn, mock_conn, reply, short_chat, sse
 
@@ -20,6 +21,7 @@ from flarechat.api import (
     ToolChoice,
     ToolSpec,
 )
+from flarechat.api._body import chat_body
 from flarechat.api._decode import decode_complete
 from flarechat.api._routes import build_chat_request
 
@@ -285,3 +287,19 @@ async def test_tool_results_go_back_and_the_model_answers(
         assert "name" in sent["tools"][0]  # the legacy schema's flat form
     else:
         assert sent["messages"][1]["tool_calls"][0]["id"] == call.id
+
+
+@pytest.mark.asyncio
+async def test_the_compat_endpoint_takes_the_openai_forms(emulator: EmulatorServer) -> None:
+    # No Endpoint member routes to compat yet; its body is the OpenAI family's, model prefixed.
+    conn = emu_conn(emulator)
+    request = short_chat("What does get_weather say?", model=GEMMA, tools=(WEATHER,), stream=False)
+    sent = chat_body(request, endpoint=Endpoint.OPENAI, compat=True)
+    assert sent["model"] == f"workers-ai/{GEMMA}"
+    url = f"{conn.gateway_base}/{conn.account_id}/{conn.gateway_id}/compat/chat/completions"
+    headers = {"Authorization": f"Bearer {conn.token.reveal()}"}
+    async with httpx.AsyncClient() as http:
+        response = await http.post(url, json=sent, headers=headers)
+    assert response.status_code == 200, response.text
+    [call] = _finished(decode_complete(response.json())).tool_calls
+    assert call.name == "get_weather"
