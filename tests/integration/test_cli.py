@@ -29,6 +29,8 @@ TOKEN = "cli-secret-token-7f3a9c2e5b1d4680aa"
 FAST = RetryPolicy(base_delay=0.01, max_delay=0.02)
 #: Upper bound for waits on other threads and processes (never a timing assertion).
 PATIENCE = 60.0
+#: Tokens per second that hold a stream open for the rest of a test (one token per ~17 min).
+HELD_PACE = 0.001
 
 
 @dataclass
@@ -379,7 +381,9 @@ def test_models_lists_the_text_generation_catalogue(
 ) -> None:
     table = run(capsys, "models")
     assert table.code == cli.EXIT_OK
-    names = [line.split()[0] for line in table.out.splitlines()]
+    header, *rows = table.out.splitlines()
+    assert header.split()[:2] == ["MODEL", "CONTEXT"]
+    names = [line.split()[0] for line in rows]
     assert LLAMA in names
     assert QWQ in names
     assert len(names) >= 6
@@ -427,9 +431,11 @@ def test_demo_models_in_a_subprocess() -> None:
 
 
 def test_ctrl_c_exits_130_keeping_the_partial_text(cli_env: EmulatorServer) -> None:
+    """Deterministic under load: SIGINT goes only after text was printed, and by then the
+    stream is held open (the next token is minutes away), so it cannot finish first."""
     cli_env.state.tokens_per_second = 5  # the emulator fixture restores the pace
     proc = subprocess.Popen(
-        [sys.executable, "-m", "flarechat", "ask", "--model", LLAMA, "slowly"],
+        [sys.executable, "-m", "flarechat", "ask", "--model", LLAMA, "a long answer, slowly"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=dict(os.environ),
@@ -438,7 +444,9 @@ def test_ctrl_c_exits_130_keeping_the_partial_text(cli_env: EmulatorServer) -> N
         assert proc.stdout is not None
         ready, _, _ = select.select([proc.stdout], [], [], PATIENCE)
         assert ready, "no reply text arrived"
+        cli_env.state.tokens_per_second = HELD_PACE  # hold the stream open from here on
         first = os.read(proc.stdout.fileno(), 1 << 16)
+        assert proc.poll() is None, "the reply ended before Ctrl+C could be sent"
         proc.send_signal(signal.SIGINT)
         rest, err = proc.communicate(timeout=PATIENCE)
     finally:

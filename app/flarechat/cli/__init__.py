@@ -7,6 +7,7 @@ errors) goes to stderr, so ``flarechat ask ... > reply.md`` captures only the mo
 from flarechat.cli.args import (
     EXIT_API,
     EXIT_AUTH,
+    EXIT_BROKEN_PIPE,
     EXIT_CAPACITY,
     EXIT_CODES,
     EXIT_CTRL_C,
@@ -27,6 +28,7 @@ __all__ = [
     "DEMO_NOTICE",
     "EXIT_API",
     "EXIT_AUTH",
+    "EXIT_BROKEN_PIPE",
     "EXIT_CAPACITY",
     "EXIT_CODES",
     "EXIT_CTRL_C",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -17,7 +16,9 @@ from flarechat.api.config import (
     Route,
 )
 from flarechat.api.errors import WorkersAIError
+from flarechat.cli.inputs import model_flag
 from flarechat.core.connect import ConfigurationError, Profile
+from flarechat.core.request_code import CodeKind
 from flarechat.settings import gateway_options as gw
 from flarechat.settings import validate
 from flarechat.settings.schema import BACKOFFS
@@ -29,7 +30,6 @@ __all__ = [
     "build_parser",
     "demo_profile",
     "exit_code_for",
-    "read_prompt",
 ]
 
 EXIT_OK = 0
@@ -44,6 +44,8 @@ EXIT_NETWORK = 9
 EXIT_INTERRUPTED = 10
 EXIT_API = 11
 EXIT_CTRL_C = 130
+#: What a shell reports for a process killed by SIGPIPE (128 + 13): stdout was closed early.
+EXIT_BROKEN_PIPE = 141
 
 EXIT_CODES: Mapping[int, str] = {
     EXIT_OK: "the reply finished",
@@ -58,6 +60,7 @@ EXIT_CODES: Mapping[int, str] = {
     EXIT_INTERRUPTED: "the reply was cut off mid-stream (the partial text is on stdout)",
     EXIT_API: "any other API error",
     EXIT_CTRL_C: "interrupted with Ctrl+C",
+    EXIT_BROKEN_PIPE: "stdout was closed before the reply ended (e.g. piped into head)",
 }
 
 #: Error class -> exit code; the first match wins, so subclasses come before their bases.
@@ -104,7 +107,12 @@ def _checked(check: Callable[[str], str | None], convert: Callable[[str], Any]) 
 def _add_ask_arguments(ask: argparse.ArgumentParser) -> None:
     ask.add_argument("prompt", metavar="PROMPT", help='the message ("-" reads it from stdin)')
     valued: tuple[tuple[str, Callable[[str], Any], str, str], ...] = (
-        ("--model", str, "M", "model id, e.g. @cf/meta/llama-3.1-8b-instruct-fast"),
+        (
+            "--model",
+            model_flag,
+            "M",
+            "model id, e.g. @cf/meta/llama-3.1-8b-instruct-fast (`flarechat models` lists them)",
+        ),
         ("--system", str, "S", "system prompt (default: the saved one)"),
         ("--max-tokens", _checked(validate.validate_max_tokens, int), "N", "reply length limit"),
         ("--temperature", _checked(validate.validate_temperature, float), "T", "sampling, 0 to 5"),
@@ -125,6 +133,13 @@ def _add_ask_arguments(ask: argparse.ArgumentParser) -> None:
     )
     ask.add_argument("--skip-cache", action="store_true", help="bypass the AI Gateway cache")
     ask.add_argument("--show-reasoning", action="store_true", help="print reasoning to stderr")
+    ask.add_argument(
+        "--print-request",
+        choices=[kind.value for kind in CodeKind],
+        metavar="{" + ",".join(kind.value for kind in CodeKind) + "}",
+        help="print the request as code (curl, Python with httpx, the openai SDK, a Workers "
+        "binding call) instead of sending it; the token stays an environment variable",
+    )
     _add_gateway_arguments(ask)
 
 
@@ -225,13 +240,3 @@ def _gateway_flags(gateway: GatewayOptions, args: argparse.Namespace) -> Gateway
             raise ConfigurationError([f"--metadata: {problem}"])
         flags["metadata"] = metadata
     return replace(gateway, **{k: v for k, v in flags.items() if v is not None})
-
-
-def read_prompt(prompt: str) -> str:
-    text = sys.stdin.read() if prompt == "-" else prompt
-    if not text.strip():
-        raise ConfigurationError(["The prompt is empty."])
-    return text
-
-
-# --- output -----------------------------------------------------------------------------------

@@ -16,15 +16,16 @@ from flarechat.api import errors as api_errors
 from flarechat.api.client import WorkersAIClient
 from flarechat.api.config import (
     ChatMessage,
+    ChatRequest,
     Connection,
     SamplingParams,
     Secret,
 )
 from flarechat.api.errors import WorkersAIError
 from flarechat.api.events import ReasoningDelta, TextDelta
-from flarechat.api.models import ModelInfo
 from flarechat.api.retry import RetryPolicy
 from flarechat.cli.args import (
+    EXIT_BROKEN_PIPE,
     EXIT_CTRL_C,
     EXIT_OK,
     EXIT_USAGE,
@@ -32,9 +33,11 @@ from flarechat.cli.args import (
     build_parser,
     demo_profile,
     exit_code_for,
-    read_prompt,
 )
+from flarechat.cli.inputs import MODELS_HINT, clean_text, read_prompt, saved_model
+from flarechat.cli.models_table import models_table
 from flarechat.core.connect import ConfigurationError, Profile, build_request, load_profile
+from flarechat.core.request_code import render, request_spec
 from flarechat.core.turn import (
     RetryDecider,
     RetryScheduled,
@@ -54,9 +57,14 @@ __all__ = ["DEMO_NOTICE", "main"]
 DEMO_NOTICE = "Demo mode: replies are simulated by the local emulator."
 _DIM, _RESET = "\x1b[2m", "\x1b[0m"
 _NO_ACCOUNT = (
-    "Flarechat cannot reach Cloudflare with these settings. Set CLOUDFLARE_ACCOUNT_ID and "
-    "CLOUDFLARE_API_TOKEN, or save them in the settings window (run `flarechat`), "
-    "or try `--demo`."
+    "No Cloudflare credentials are set up. Set CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN, "
+    "or save them in the settings window (run `flarechat`), or try the emulator with `--demo`."
+)
+#: The window's advice for an unknown model; on the command line there is no list to choose from.
+_UI_MODEL_HINT = "Choose a model from the list."
+_PROFILE_UNUSABLE = (
+    "The profile folder cannot be used ({why}). Point FLARECHAT_HOME to a writable folder, "
+    "or unset it to use the default."
 )
 
 
@@ -66,12 +74,15 @@ def _retry_notice(event: RetryScheduled, *, model: str) -> str:
     else:
         what = event.error.message.rstrip(".")
     upcoming = event.attempt + 1
-    return f"{what}; retrying in {event.delay:.3g} s (attempt {upcoming} of {event.max_attempts})…"
+    delay = f"{event.delay:.1f} s"  # one precision for every notice
+    return f"{what}; retrying in {delay} (attempt {upcoming} of {event.max_attempts})…"
 
 
 def _error_text(error: WorkersAIError, *, model: str | None = None, attempts: int = 1) -> str:
     """The final failure for stderr: what happened, what to do, and the ids support asks for."""
     lines = [f"flarechat: {error}"]
+    if isinstance(error, api_errors.ModelUnavailable):
+        lines = [f"flarechat: {str(error).replace(_UI_MODEL_HINT, MODELS_HINT)}"]
     if isinstance(error, api_errors.CapacityExceeded) and model is not None:
         tried = f" (gave up after {attempts} attempts)" if attempts > 1 else ""
         lines = [
@@ -132,23 +143,37 @@ class _Console:
 # --- commands ---------------------------------------------------------------------------------
 
 
-async def _turn(
-    profile: Profile, args: argparse.Namespace, console: _Console, policy: RetryDecider
-) -> TurnState:
+def _warn(text: str) -> None:
+    sys.stderr.write(f"flarechat: warning: {text}\n")
+
+
+def _ask_request(profile: Profile, args: argparse.Namespace) -> tuple[Connection, ChatRequest]:
+    """The connection and request ``ask`` sends; ConfigurationError for anything unsendable."""
     settings = profile.settings
     conn, gateway = apply_flags(profile, args)
     temperature = settings.default_temperature if args.temperature is None else args.temperature
     busy = profile.reject_if_busy if args.reject_if_busy is None else args.reject_if_busy
+    system = settings.default_system_prompt if args.system is None else args.system
     request = build_request(
-        model=args.model or settings.last_model,
-        history=[ChatMessage(role="user", content=read_prompt(args.prompt))],
-        system_prompt=settings.default_system_prompt if args.system is None else args.system,
+        model=args.model or saved_model(settings, warn=_warn),
+        history=[ChatMessage(role="user", content=read_prompt(args.prompt, warn=_warn))],
+        system_prompt=clean_text(system, label="The system prompt", warn=_warn),
         params=SamplingParams(
             max_tokens=args.max_tokens or settings.default_max_tokens, temperature=temperature
         ),
         reject_if_busy=busy,
         gateway=gateway,
     )
+    try:
+        request_spec(conn, request)  # the api's own checks, before anything is sent
+    except ValueError as error:
+        raise ConfigurationError([str(error)]) from None
+    return conn, request
+
+
+async def _turn(
+    conn: Connection, request: ChatRequest, console: _Console, policy: RetryDecider
+) -> TurnState:
     state = TurnState(started_at=time.monotonic())
     async with contextlib.aclosing(WorkersAIClient()) as client:
         turn = run_turn(client, conn, request, policy=policy)
@@ -165,8 +190,15 @@ async def _turn(
 async def _ask(
     args: argparse.Namespace, console: _Console, profile: Profile, policy: RetryDecider
 ) -> int:
-    model = args.model or profile.settings.last_model
-    state = await _turn(profile, args, console, policy)
+    conn, request = _ask_request(profile, args)
+    if args.print_request:
+        try:
+            console.out.write(render(args.print_request, request_spec(conn, request)))
+        except ValueError as error:
+            raise ConfigurationError([str(error)]) from None
+        return EXIT_OK
+    model = request.model
+    state = await _turn(conn, request, console, policy)
     console.end_lines()
     if args.json:
         record = {"model": model, **turn_record(state)}
@@ -180,16 +212,6 @@ async def _ask(
     return EXIT_OK
 
 
-def _model_line(info: ModelInfo) -> str:
-    flags = zip(
-        ("reasoning", "tools", "vision", "lora", "beta", "paid-plan"),
-        (info.reasoning, info.function_calling, info.vision, info.lora, info.beta, info.paid_only),
-        strict=True,
-    )
-    window = f"{info.context_window:,}" if info.context_window else ""
-    return f"{info.name:<52} {window:>9}  {' '.join(k for k, on in flags if on)}".rstrip()
-
-
 async def _models(args: argparse.Namespace, console: _Console, profile: Profile) -> int:
     async with contextlib.aclosing(WorkersAIClient()) as client:
         try:
@@ -200,8 +222,25 @@ async def _models(args: argparse.Namespace, console: _Console, profile: Profile)
     if args.json:
         console.out.write(json.dumps([asdict(m) for m in models], ensure_ascii=False) + "\n")
     else:
-        console.out.writelines(_model_line(info) + "\n" for info in models)
+        console.out.write(models_table(models))
     return EXIT_OK
+
+
+async def _profile(demo: Connection | None) -> Profile:
+    """The demo or saved profile; ConfigurationError when the profile folder is unusable."""
+    try:
+        if demo is not None:
+            return demo_profile(demo)
+        return await load_profile(
+            settings_store=SettingsStore(),
+            secret_store=secrets.KeyringSecretStore(),
+            env=os.environ,
+        )
+    except OSError as error:  # FLARECHAT_HOME is a file, read-only, on a missing drive…
+        if error.strerror is None:  # paths.ProfileUnavailable: already a whole sentence
+            raise ConfigurationError([str(error)]) from None
+        why = f"{error.strerror}: {error.filename}"
+        raise ConfigurationError([_PROFILE_UNUSABLE.format(why=why)]) from None
 
 
 async def _command(
@@ -209,14 +248,7 @@ async def _command(
 ) -> int:
     console = _Console(show_reasoning=getattr(args, "show_reasoning", False), quiet=args.json)
     try:
-        if demo is not None:
-            profile = demo_profile(demo)
-        else:
-            profile = await load_profile(
-                settings_store=SettingsStore(),
-                secret_store=secrets.KeyringSecretStore(),
-                env=os.environ,
-            )
+        profile = await _profile(demo)
         console.err.writelines(f"flarechat: warning: {text}\n" for text in profile.warnings)
         if args.command == "models":
             return await _models(args, console, profile)
@@ -244,6 +276,15 @@ def _run(args: argparse.Namespace, policy: RetryDecider) -> int:
         return asyncio.run(_command(args, demo=demo, policy=policy))
 
 
+def _silence_stdout() -> None:
+    """The reader of stdout went away (``| head``): point stdout at devnull, so the flush at
+    exit cannot fail again (the recipe in Python's ``signal`` docs, "Note on SIGPIPE")."""
+    with contextlib.suppress(OSError, ValueError):  # no real file descriptor (embedded)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
 def _configure_logging(*, verbose: bool) -> None:
     """Quiet by default: failures are reported once, by the CLI, not also by the api's log.
 
@@ -265,6 +306,9 @@ def main(argv: list[str], *, retry_policy: RetryDecider | None = None) -> int:
     _configure_logging(verbose=args.verbose)
     try:
         return _run(args, retry_policy or RetryPolicy())
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
         sys.stdout.write("\n")
         sys.stderr.write("flarechat: interrupted.\n")
