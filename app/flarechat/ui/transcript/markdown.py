@@ -27,10 +27,15 @@ from PySide6.QtGui import QDesktopServices
 from flarechat.ui.shared.theme import Palette, current_palette, monospace_family
 
 __all__ = [
+    "HIGHLIGHT_MAX_CHARS",
+    "PARSE_STATS",
     "Block",
     "CodeBlock",
+    "ParseStats",
     "ProseBlock",
+    "SettledScanner",
     "highlight",
+    "hold_back_partial_row",
     "open_link",
     "plain_code_html",
     "render",
@@ -50,7 +55,26 @@ TABLE_CELL_PADDING_PX = 5
 #: Heading sizes (CSS keywords Qt understands), h1..h3; deeper levels use the body size.
 HEADING_SIZES = ("x-large", "large", "medium")
 
+#: Code longer than this stays plain (pygments on a huge block would freeze the window).
+HIGHLIGHT_MAX_CHARS = 40_000
+#: Pads inline code inside its background; non-breaking (a hair space is a break opportunity,
+#: so the background's edge could wrap away from the code) and in every font.
+_INLINE_CODE_PAD = "&nbsp;"
+
 _FENCE_OPEN = re.compile(r"(`{3,}|~{3,})(.*)")
+_TABLE_DELIMITER = re.compile(r"\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?")
+
+
+@dataclass(slots=True)
+class ParseStats:
+    """Work counter for markdown-it: calls and characters parsed (tests bound per-flush work)."""
+
+    calls: int = 0
+    chars: int = 0
+
+
+#: Counts every markdown-it parse (cache hits parse nothing and are not counted).
+PARSE_STATS = ParseStats()
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +117,66 @@ def split_settled(text: str) -> tuple[str, str]:
     return text[:settled_end], text[settled_end:]
 
 
+class SettledScanner:
+    """split_settled for a growing text, scanning each complete line once.
+
+    ``boundaries`` lists every settled end found so far (ascending): each run between two of
+    them is whole Markdown blocks, so it can be rendered on its own.
+    """
+
+    def __init__(self) -> None:
+        self.boundaries: list[int] = []
+        self._scanned = 0
+        self._fence: tuple[str, int] | None = None
+
+    @property
+    def settled_end(self) -> int:
+        return self.boundaries[-1] if self.boundaries else 0
+
+    @property
+    def in_fence(self) -> bool:
+        return self._fence is not None
+
+    def feed(self, text: str) -> None:
+        """Scan the complete lines of ``text`` not scanned yet (``text`` only ever grows)."""
+        pos = self._scanned
+        while True:
+            newline = text.find("\n", pos)
+            if newline < 0:
+                break
+            stripped = text[pos:newline].strip()
+            pos = newline + 1
+            if self._fence is None:
+                self._fence = _fence_opener(stripped)
+                if self._fence is None and not stripped and pos != self.settled_end:
+                    self.boundaries.append(pos)
+            elif _closes_fence(stripped, self._fence):
+                self._fence = None
+                self.boundaries.append(pos)
+        self._scanned = pos
+
+
+def hold_back_partial_row(tail: str) -> str:
+    """The streaming tail without a half-received table: Markdown would show it as a paragraph
+    with literal pipes. Held back: the unfinished last line if it starts with "|", and trailing
+    "|" lines that have no delimiter row under them yet (a header waiting for its "|---|")."""
+    lines = tail.split("\n")
+    ended = lines[-1] == ""  # the tail ends with a newline: every line is complete
+    if ended:
+        lines.pop()
+    cut = len(lines)
+    while cut > 0 and lines[cut - 1].lstrip().startswith("|"):
+        cut -= 1
+    if cut == len(lines):
+        return tail
+    complete = lines[cut:] if ended else lines[cut:-1]
+    if any(_TABLE_DELIMITER.fullmatch(row.strip()) for row in complete):
+        keep = len(lines) if ended else len(lines) - 1  # a table: its unfinished row waits
+    else:
+        keep = cut
+    return "".join(f"{line}\n" for line in lines[:keep])
+
+
 def _fence_opener(stripped: str) -> tuple[str, int] | None:
     match = _FENCE_OPEN.fullmatch(stripped)
     if match is None or (match.group(1)[0] == "`" and "`" in match.group(2)):
@@ -114,6 +198,8 @@ def render(markdown: str, *, palette: Palette | None = None) -> list[Block]:
 @functools.lru_cache(maxsize=RENDER_CACHE_SIZE)
 def _render_cached(markdown: str, *, palette: Palette, mono: str) -> tuple[Block, ...]:
     md = _parser(palette, mono)
+    PARSE_STATS.calls += 1
+    PARSE_STATS.chars += len(markdown)
     tokens = md.parse(markdown)
     lines = markdown.splitlines()
     blocks: list[Block] = []
@@ -212,7 +298,8 @@ def _render_code_inline(
     code = html.escape(tokens[idx].content).replace(" ", "&nbsp;")
     return (
         f"<code style=\"font-family:'{options['flarechat_mono']}'; "
-        f'background-color:{palette.inline_code_bg};">&#8202;{code}&#8202;</code>'
+        f'background-color:{palette.inline_code_bg};">{_INLINE_CODE_PAD}{code}{_INLINE_CODE_PAD}'
+        "</code>"
     )
 
 
@@ -240,6 +327,8 @@ def _render_image(
 
 def highlight(code: str, language: str, *, palette: Palette | None = None) -> str:
     """``code`` as Qt rich-text HTML with pygments' inline-styled spans (theme's style)."""
+    if len(code) > HIGHLIGHT_MAX_CHARS:
+        return plain_code_html(code)
     style = (palette or current_palette()).pygments_style
     return _highlight_cached(code, language, style=style)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+
 from PySide6.QtCore import QEvent, QRectF, Qt, QTimer
 from PySide6.QtGui import (
     QColor,
@@ -24,19 +26,20 @@ from PySide6.QtWidgets import (
 )
 
 from flarechat.ui.shared.icons import icon
-from flarechat.ui.shared.theme import RADIUS_PX, current_palette, mute, named
+from flarechat.ui.shared.theme import RADIUS_PX, current_palette, monospace_family, mute, named
 from flarechat.ui.transcript.markdown import (
     Block,
     CodeBlock,
     ProseBlock,
+    SettledScanner,
     highlight,
+    hold_back_partial_row,
     open_link,
     plain_code_html,
     render,
-    split_settled,
 )
 
-__all__ = ["CodeBlockWidget", "MarkdownView", "ProseLabel", "WrappedLabel"]
+__all__ = ["CodeBlockWidget", "MarkdownView", "ProseLabel", "RawChunk", "WrappedLabel"]
 
 #: Widths remembered per label (resizing the window walks through many).
 _HEIGHT_CACHE_SIZE = 8
@@ -44,6 +47,19 @@ _HEIGHT_CACHE_SIZE = 8
 COPIED_FEEDBACK_MS = 1500
 #: Vertical gap between blocks (prose, code) inside a message, px.
 BLOCK_SPACING_PX = 8
+#: A text up to this long is rendered whole when final (longer: in bounded steps).
+FULL_RENDER_MAX_CHARS = 24_000
+#: Settled Markdown rendered per update (markdown-it is ~0.2-1 MB/s here; more is a stall).
+SETTLE_BUDGET_CHARS = 6_000
+#: One block (no blank line, or one code fence) longer than this is never parsed as Markdown:
+#: it is shown as plain text chunks (and a code block this long is not highlighted).
+BIG_BLOCK_CHARS = 8_000
+#: The open tail is re-rendered as Markdown while at most this long, else shown raw.
+TAIL_RENDER_MAX_CHARS = 3_000
+#: Prose HTML merged into one label, at most (fewer widgets, bounded re-layout per label).
+PROSE_CHUNK_CHARS = 8_000
+#: Plain text per RawChunk label (appending re-lays out one chunk at most).
+RAW_CHUNK_CHARS = 4_000
 
 
 class WrappedLabel(QLabel):
@@ -224,7 +240,33 @@ class _CodeScroll(QScrollArea):
         self.fit()
 
 
-BlockWidget = ProseLabel | CodeBlockWidget
+class RawChunk(WrappedLabel):
+    """A run of not-yet-rendered Markdown shown as plain text (a huge open block, or a huge
+    block that Markdown would take too long to render); text is appended, never re-set whole."""
+
+    def __init__(self, start: int, *, mono: bool, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("rawChunk")
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum)
+        if mono:
+            font = self.font()
+            font.setFamily(monospace_family())
+            self.setFont(font)
+        self.start = start
+        self.end = start
+
+    def show_range(self, text: str, start: int, end: int) -> int:
+        """Show text[start:end]; the characters handed to Qt."""
+        if (start, end) == (self.start, self.end):
+            return 0
+        self.start, self.end = start, end
+        self.setText(text[start:end])
+        return end - start
+
+
+BlockWidget = ProseLabel | CodeBlockWidget | RawChunk
 
 
 def _make_widget(block: Block) -> BlockWidget:
@@ -234,7 +276,12 @@ def _make_widget(block: Block) -> BlockWidget:
 class MarkdownView(QWidget):
     """A message body: settled blocks rendered once, only the streaming tail re-rendered.
 
-    ``render_count`` counts calls that rendered anything (full or tail).
+    Work per update is bounded whatever the reply's size: the text is scanned once
+    (SettledScanner), settled text is rendered at most SETTLE_BUDGET_CHARS per update (the
+    rest on following loop turns), prose is merged into labels of at most PROSE_CHUNK_CHARS,
+    and a tail longer than TAIL_RENDER_MAX_CHARS (one giant code block or paragraph) is shown
+    as plain RawChunks that grow by appending until it closes. ``render_count`` counts
+    updates; ``set_chars`` is the characters handed to Qt by the last one.
     """
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -243,49 +290,197 @@ class MarkdownView(QWidget):
         self._layout.setContentsMargins(0, 0, 0, 0)
         self._layout.setSpacing(BLOCK_SPACING_PX)
         self._widgets: list[BlockWidget] = []
-        self._settled_text = ""
         self._settled_count = 0
+        self._raw: list[RawChunk] = []
+        self._scanner = SettledScanner()
+        self._done = 0
         self._text = ""
         self._streaming = False
+        self._final = False
         self._palette = current_palette()
+        self._more = QTimer(self)
+        self._more.setSingleShot(True)
+        self._more.setInterval(0)
+        self._more.timeout.connect(self._step)
         self.render_count = 0
+        self.set_chars = 0
 
     @property
     def text(self) -> str:
         return self._text
 
+    def is_rendering(self) -> bool:
+        """True while settled text is still being rendered on following loop turns."""
+        return self._more.isActive()
+
     def block_widgets(self) -> list[BlockWidget]:
-        return list(self._widgets)
+        return [*self._widgets, *self._raw]
 
     def set_markdown(self, text: str) -> None:
-        """Final render: the whole text at once, every closed fence highlighted."""
-        self._text, self._streaming = text, False
-        self._settled_text, self._settled_count = "", 0
+        """Final render, every closed fence highlighted: a reply that was streamed only
+        renders its tail; a short text renders whole; a long one in bounded steps."""
         self._palette = current_palette()
-        self._reconcile(0, render(text))
-        self.render_count += 1
+        continues = self._streaming and text.startswith(self._text[: self._done])
+        self._streaming = False
+        if not continues and len(text) <= FULL_RENDER_MAX_CHARS:
+            self._restart(keep_widgets=True)
+            self._text = text
+            self._reconcile(0, render(text))
+            self._settled_count, self._done = len(self._widgets), len(text)
+            self.render_count += 1
+            return
+        if not continues:
+            self._restart()
+        self._final = True
+        self._update(text)
 
     def stream_markdown(self, text: str) -> None:
         """Streaming render: new settled blocks once, then the open tail."""
-        if not self._streaming or not text.startswith(self._settled_text):
+        if not self._streaming or self._final or not text.startswith(self._text):
+            self._restart()
+        self._streaming = True
+        self._update(text)
+
+    def _restart(self, *, keep_widgets: bool = False) -> None:
+        """Start over; ``keep_widgets`` leaves block widgets for the next render to reuse."""
+        self._more.stop()
+        self._drop_raw(len(self._raw))
+        if not keep_widgets:
             self._reconcile(0, [])
-            self._settled_text, self._settled_count = "", 0
-        self._text, self._streaming = text, True
-        settled, tail = split_settled(text)
-        if len(settled) > len(self._settled_text):
-            fresh = render(settled[len(self._settled_text) :])
-            self._reconcile(self._settled_count, fresh)
-            self._settled_count += len(fresh)
-            self._settled_text = settled
-        self._reconcile(self._settled_count, render(tail) if tail.strip() else [])
+        self._scanner = SettledScanner()
+        self._settled_count = self._done = 0
+        self._text, self._final = "", False
+
+    def _update(self, text: str) -> None:
+        self._text = text
+        self.set_chars = 0
+        self._scanner.feed(text)
+        self._step()
+
+    def _step(self) -> None:
+        end = len(self._text) if self._final else self._scanner.settled_end
+        self._render_settled(end)
+        self._show_tail()
+        if self._done < end:
+            self._more.start()
         self.render_count += 1
+
+    # -- settled text ----------------------------------------------------------------------------
+
+    def _render_settled(self, end: int) -> None:
+        """Render text[done:end] in whole-block pieces, about SETTLE_BUDGET_CHARS at most."""
+        budget = SETTLE_BUDGET_CHARS
+        while self._done < end and budget > 0:
+            stop = self._next_stop(end, limit=self._done + budget)
+            piece = self._text[self._done : stop]
+            if len(piece) > BIG_BLOCK_CHARS:
+                self._append_raw_settled(piece, start=self._done)
+            else:
+                self._append_settled(render(piece))
+            self.set_chars += len(piece)
+            budget -= len(piece)
+            self._done = stop
+
+    def _next_stop(self, end: int, *, limit: int) -> int:
+        """The furthest block boundary <= limit, else the first one after done (or end)."""
+        boundaries = self._scanner.boundaries
+        low = bisect.bisect_right(boundaries, self._done)
+        high = bisect.bisect_right(boundaries, min(limit, end))
+        if high > low:
+            return boundaries[high - 1]
+        if end <= limit:
+            return end
+        return boundaries[low] if low < len(boundaries) and boundaries[low] <= end else end
+
+    def _append_settled(self, blocks: list[Block]) -> None:
+        """Add rendered blocks after the settled ones; prose joins the last prose label
+        until it holds PROSE_CHUNK_CHARS (thousands of labels would make layout slow)."""
+        self._drop_tail()
+        for block in blocks:
+            last = self._widgets[-1] if self._widgets else None
+            if (
+                isinstance(block, ProseBlock)
+                and isinstance(last, ProseLabel)
+                and len(last.block.html) + len(block.html) <= PROSE_CHUNK_CHARS
+            ):
+                last.set_block(ProseBlock(f"{last.block.html}\n{block.html}"))
+                continue
+            widget = _make_widget(block)
+            self._layout.addWidget(widget)
+            self._widgets.append(widget)
+        self._settled_count = len(self._widgets)
+
+    def _append_raw_settled(self, piece: str, *, start: int) -> None:
+        """A block too big to render as Markdown in one go: kept as plain text chunks."""
+        self._drop_tail()
+        mono = _fence_start(piece)
+        for offset in range(0, len(piece), RAW_CHUNK_CHARS):
+            chunk = RawChunk(start + offset, mono=mono)
+            chunk.show_range(
+                self._text, start + offset, start + min(len(piece), offset + RAW_CHUNK_CHARS)
+            )
+            self._layout.addWidget(chunk)
+            self._widgets.append(chunk)
+        self._settled_count = len(self._widgets)
+
+    # -- the open tail ---------------------------------------------------------------------------
+
+    def _show_tail(self) -> None:
+        tail = self._text[self._done :]
+        if len(tail) > TAIL_RENDER_MAX_CHARS:
+            self._reconcile(self._settled_count, [])
+            self._show_raw_tail()
+            return
+        self._drop_raw(len(self._raw))
+        shown = tail if self._final else hold_back_partial_row(tail)
+        blocks = render(shown) if shown.strip() else []
+        self.set_chars += len(shown)
+        self._reconcile(self._settled_count, blocks)
+
+    def _show_raw_tail(self) -> None:
+        """text[done:] as RawChunks of RAW_CHUNK_CHARS: earlier chunks untouched, only the
+        last one (and any new ones) set."""
+        start, end = self._done, len(self._text)
+        gone = sum(1 for chunk in self._raw if chunk.end <= start)
+        self._drop_raw(gone, front=True)
+        if self._raw and self._raw[0].start < start:
+            self.set_chars += self._raw[0].show_range(self._text, start, self._raw[0].end)
+        if not self._raw:
+            self._add_raw(start, mono=_fence_start(self._text[start : start + RAW_CHUNK_CHARS]))
+        while True:
+            last = self._raw[-1]
+            stop = min(end, last.start + RAW_CHUNK_CHARS)
+            self.set_chars += last.show_range(self._text, last.start, stop)
+            if stop >= end:
+                break
+            self._add_raw(stop, mono=bool(last.property("mono")))
+
+    def _add_raw(self, start: int, *, mono: bool) -> None:
+        chunk = RawChunk(start, mono=mono)
+        chunk.setProperty("mono", mono)
+        self._layout.addWidget(chunk)
+        self._raw.append(chunk)
+
+    def _drop_raw(self, count: int, *, front: bool = True) -> None:
+        doomed = self._raw[:count] if front else self._raw[-count:]
+        for chunk in doomed:
+            self._layout.removeWidget(chunk)
+            _dispose(chunk)
+        self._raw = self._raw[count:] if front else self._raw[: len(self._raw) - count]
+
+    def _drop_tail(self) -> None:
+        """Forget the tail's widgets before settled ones are added in front of them."""
+        self._reconcile(self._settled_count, [])
+        self._drop_raw(len(self._raw))
 
     def _reconcile(self, start: int, blocks: list[Block]) -> None:
         """Make widgets[start:] show ``blocks``, reusing widgets of the same kind."""
         for offset, block in enumerate(blocks):
             index = start + offset
             if index < len(self._widgets) and _same_kind(self._widgets[index], block):
-                self._widgets[index].set_block(block)
+                widget = self._widgets[index]
+                assert not isinstance(widget, RawChunk)
+                widget.set_block(block)
                 continue
             widget = _make_widget(block)
             if index < len(self._widgets):
@@ -294,7 +489,7 @@ class MarkdownView(QWidget):
                 _dispose(old)
                 self._widgets[index] = widget
             else:
-                self._layout.addWidget(widget)
+                self._layout.insertWidget(index, widget)
                 self._widgets.append(widget)
         for old in self._widgets[start + len(blocks) :]:
             self._layout.removeWidget(old)
@@ -306,15 +501,23 @@ class MarkdownView(QWidget):
         themed = event.type() in (QEvent.Type.PaletteChange, QEvent.Type.StyleChange)
         if themed and current_palette() != self._palette:
             self._palette = current_palette()
-            if self._streaming:
-                self._reconcile(0, [])
-                self._settled_text, self._settled_count = "", 0
-                self.stream_markdown(self._text)
+            text, streaming = self._text, self._streaming
+            self._restart(keep_widgets=not streaming)
+            if streaming:
+                self.stream_markdown(text)
             else:
-                self.set_markdown(self._text)
+                self.set_markdown(text)
+
+
+def _fence_start(text: str) -> bool:
+    """Does ``text`` start with a code fence (so its raw chunks are shown in monospace)?"""
+    first = text.lstrip("\n").split("\n", 1)[0].strip()
+    return first.startswith(("```", "~~~"))
 
 
 def _same_kind(widget: BlockWidget, block: Block) -> bool:
+    if isinstance(widget, RawChunk):
+        return False
     return isinstance(widget, ProseLabel) == isinstance(block, ProseBlock)
 
 
