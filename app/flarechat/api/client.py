@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import logging
 import ssl
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping
 from contextlib import aclosing, asynccontextmanager
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 from urllib.parse import quote
 
 import httpx
 import truststore
-from httpx_sse import EventSource
+from httpx_sse import EventSource, ServerSentEvent
 
 from flarechat import __version__
 from flarechat.api import _messages as msg
@@ -34,15 +35,17 @@ from flarechat.api._routes import (
     build_agree_request,
     build_chat_request,
 )
-from flarechat.api._transport import from_transport_error
+from flarechat.api._transport import from_transport_error, stalled
 from flarechat.api.config import ChatRequest, Connection
 from flarechat.api.errors import ServerError, TermsNotAccepted, WorkersAIError
 from flarechat.api.events import (
     ChatEvent,
+    Finished,
     ResponseMeta,
     StreamEvent,
     StreamingDisabled,
     ToolCallDelta,
+    UsageReport,
 )
 from flarechat.api.models import FineTune, ModelInfo
 from flarechat.api.schema import ModelSchema, parse_model_schema
@@ -50,6 +53,7 @@ from flarechat.api.tokens import TokenCheck, TokenKind, token_check_from, worker
 
 __all__ = [
     "DEFAULT_USER_AGENT",
+    "ERROR_BODY_LIMIT",
     "POOL_TIMEOUT",
     "TEXT_GENERATION",
     "WRITE_TIMEOUT",
@@ -63,7 +67,13 @@ DEFAULT_USER_AGENT = f"Flarechat/{__version__} (+python-httpx)"
 WRITE_TIMEOUT = 30.0  # seconds to send a request body
 POOL_TIMEOUT = 10.0  # seconds to wait for a free pooled connection
 TEXT_GENERATION = "Text Generation"
+#: Bytes of an error body read at most: enough for any JSON envelope or a proxy page's title;
+#: a hostile or broken server's 50 MB page is never read (or decoded) whole.
+ERROR_BODY_LIMIT = 64 * 1024
 _EVENT_STREAM = "text/event-stream"
+#: The body a capped copy no longer has in the original's framing or encoding.
+_BODY_FRAMING = frozenset({"content-encoding", "content-length", "transfer-encoding"})
+_T = TypeVar("_T")
 
 
 @dataclasses.dataclass(slots=True)
@@ -78,6 +88,10 @@ class _Call:
     empty_reply: bool = False
     secrets: tuple[str, ...] = ()
     timeout: httpx.Timeout = dataclasses.field(default_factory=lambda: httpx.Timeout(None))
+    #: reply content was handed on (a stall after this cut a reply off)
+    received: bool = False
+    #: loop time by which the whole call must be over (Connection.overall_timeout)
+    deadline: float = float("inf")
 
     @classmethod
     def of(cls, conn: Connection, model: str | None = None) -> _Call:
@@ -90,7 +104,24 @@ class _Call:
         secrets = connection_secrets(conn)
         # httpx/httpcore log headers verbatim at DEBUG (-v): their records are redacted too.
         install_log_redaction(secrets)
-        return cls(conn=conn, model=model, secrets=secrets, timeout=timeout)
+        deadline = asyncio.get_running_loop().time() + conn.overall_timeout
+        return cls(conn=conn, model=model, secrets=secrets, timeout=timeout, deadline=deadline)
+
+    async def within(self, step: Awaitable[_T]) -> _T:
+        """Await one step of the call, but not past the overall deadline.
+
+        Each step gets its own timeout scope: one spanning a ``yield`` would cancel whatever
+        the consumer awaits between events instead of the request.
+        """
+        try:
+            async with asyncio.timeout_at(self.deadline):
+                return await step
+        except TimeoutError:
+            raise self.overdue() from None
+
+    def overdue(self) -> WorkersAIError:
+        seconds = self.conn.overall_timeout
+        return stalled(idle=False, received=self.received, seconds=seconds)
 
 
 class WorkersAIClient:
@@ -287,23 +318,27 @@ class WorkersAIClient:
     async def _send(self, prepared: PreparedRequest, call: _Call) -> AsyncIterator[httpx.Response]:
         call.started = call.empty_reply = False
         logger.debug("POST %s", redact(prepared.url, call.secrets))
-        async with self._http.stream(
+        request = self._http.build_request(
             "POST", prepared.url, json=prepared.body, headers=prepared.headers, timeout=call.timeout
-        ) as response:
+        )
+        response = await call.within(self._http.send(request, stream=True))
+        try:
             call.started = True
             _log_response(response, call)
             if not response.is_success:
-                await response.aread()
-                raise self._status_error(response, call)
+                raise self._status_error(await call.within(_capped(response)), call)
             yield response
+        finally:
+            await response.aclose()
 
     async def _events(
         self, response: httpx.Response, call: _Call
     ) -> AsyncGenerator[ChatEvent, None]:
         decoder = ReplyDecoder(status=response.status_code, secrets=call.secrets, model=call.model)
         async with aclosing(EventSource(response).aiter_sse()) as sse_events:
-            async for sse in sse_events:
+            while (sse := await _next_data_event(sse_events, call)) is not None:
                 for event in decoder.feed_data(sse.data):
+                    call.received = call.received or not isinstance(event, _NOT_CONTENT)
                     yield event
                 if decoder.done:
                     break
@@ -311,7 +346,7 @@ class WorkersAIClient:
             yield event
 
     async def _complete(self, response: httpx.Response, call: _Call) -> list[ChatEvent]:
-        await response.aread()
+        await call.within(response.aread())
         payload = _expect_json(response, call)
         return decode_complete(
             payload, status=response.status_code, secrets=call.secrets, model=call.model
@@ -323,11 +358,18 @@ class WorkersAIClient:
         headers = api_headers(call.conn, user_agent=self._user_agent)
         headers["Accept"] = "application/json"
         logger.debug("GET %s", redact(url, call.secrets))
+        request = self._http.build_request("GET", url, headers=headers, timeout=call.timeout)
         try:
-            response = await self._http.get(url, headers=headers, timeout=call.timeout)
+            response = await call.within(self._http.send(request, stream=True))
+            try:
+                _log_response(response, call)
+                if not response.is_success:
+                    return await call.within(_capped(response))
+                await call.within(response.aread())
+            finally:
+                await response.aclose()
         except httpx.RequestError as exc:
             raise self._network_error(exc, call) from None
-        _log_response(response, call)
         return response
 
     # -- errors ---------------------------------------------------------------------------------
@@ -358,13 +400,57 @@ class WorkersAIClient:
     def _network_error(self, exc: httpx.RequestError, call: _Call) -> WorkersAIError:
         if isinstance(exc, httpx.TransportError):
             error = from_transport_error(
-                exc, started=call.started, timeout=call.timeout, secrets=call.secrets
+                exc,
+                started=call.started,
+                received=call.received,
+                timeout=call.timeout,
+                secrets=call.secrets,
             )
         else:  # DecodingError, TooManyRedirects: the reply itself was broken
             detail = redact(f"{type(exc).__name__}: {exc}", call.secrets)
             error = ServerError(msg.UNREADABLE_REPLY, detail=detail)
         logger.warning("Network failure: %s", redact(error.detail or str(error), call.secrets))
         return error
+
+
+#: Decoded events that are not reply content (a stall after only these loses nothing).
+_NOT_CONTENT = (ResponseMeta, UsageReport, Finished)
+
+
+async def _next_data_event(
+    events: AsyncIterator[ServerSentEvent], call: _Call
+) -> ServerSentEvent | None:
+    """The next SSE event with data, or None at the end; raises when the idle or the overall
+    deadline passes first. Comments (``: ping``) and empty events do not reset the idle clock.
+    """
+    idle_at = asyncio.get_running_loop().time() + call.conn.idle_timeout
+    while True:
+        limit = min(idle_at, call.deadline)
+        try:
+            async with asyncio.timeout_at(limit):
+                sse = await anext(events, None)
+        except TimeoutError:
+            idle = idle_at <= call.deadline
+            seconds = call.conn.idle_timeout if idle else call.conn.overall_timeout
+            raise stalled(idle=idle, received=call.received, seconds=seconds) from None
+        if sse is None or sse.data.strip():
+            return sse
+
+
+async def _capped(response: httpx.Response, limit: int = ERROR_BODY_LIMIT) -> httpx.Response:
+    """A copy of ``response`` holding at most ``limit`` bytes of its (decoded) body."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size >= limit:
+            break
+    headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in _BODY_FRAMING]
+    body = b"".join(chunks)[:limit]
+    return httpx.Response(
+        response.status_code, headers=headers, content=body, request=response.request
+    )
 
 
 def tls_context() -> ssl.SSLContext:

@@ -15,7 +15,9 @@ from flarechat.api.tools import ToolCall, ToolChoice, ToolSpec
 __all__ = [
     "DEFAULT_API_BASE",
     "DEFAULT_GATEWAY_BASE",
+    "DEFAULT_IDLE_TIMEOUT",
     "DEFAULT_MAX_TOKENS",
+    "DEFAULT_OVERALL_TIMEOUT",
     "EFFORT_OFF",
     "REASONING_EFFORTS",
     "ChatMessage",
@@ -34,6 +36,13 @@ DEFAULT_API_BASE = "https://api.cloudflare.com/client/v4"
 DEFAULT_GATEWAY_BASE = "https://gateway.ai.cloudflare.com/v1"
 #: Always sent: the server default of 256 silently truncates most replies.
 DEFAULT_MAX_TOKENS = 2048
+#: Seconds a streamed reply may go without one complete SSE data event (``: ping`` comments and
+#: blank keep-alives don't count) before it is called stalled. Models emit tokens many times a
+#: second once they start; a minute of nothing is a stuck upstream, not a slow model.
+DEFAULT_IDLE_TIMEOUT = 60.0
+#: Seconds for a whole request, connecting to the last byte. Ten minutes is well past the
+#: longest reply at max_tokens on a slow model, and stops a server that drips bytes forever.
+DEFAULT_OVERALL_TIMEOUT = 600.0
 REASONING_EFFORTS = ("low", "medium", "high")
 #: The explicit "no reasoning" effort, sent as ``reasoning_effort: null`` (cloudflare-api.md §2).
 EFFORT_OFF = "off"
@@ -95,6 +104,10 @@ class Connection:
     #: seconds to wait for the first byte of a reply (slow models queue before answering)
     read_timeout: float = 120.0
     connect_timeout: float = 10.0
+    #: seconds without a complete SSE data event once the reply has started
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT
+    #: seconds for the whole request, however steadily bytes arrive
+    overall_timeout: float = DEFAULT_OVERALL_TIMEOUT
 
 
 @dataclass(frozen=True, slots=True)
