@@ -38,7 +38,7 @@ from flarechat.api.errors import (
     UpstreamTimeout,
     WorkersAIError,
 )
-from flarechat.api.events import ResponseMeta
+from flarechat.api.events import Finished, ResponseMeta
 from flarechat.api.retry import RetryPolicy
 
 if TYPE_CHECKING:
@@ -127,10 +127,17 @@ async def test_error_event_mid_stream(
 ) -> None:
     emulator.state.error_event_after(2, code=3040)
     seen, error = await drain(make_client(), emu_conn(emulator, endpoint=endpoint), short_chat())
+    # The error event arrives after text, as an error (not as more text), with its own code.
     assert isinstance(error, CapacityExceeded)
+    assert error.code == 3040
     assert text_of(seen)
-    policy = RetryPolicy()
-    assert policy.next_delay(CapacityExceeded("x"), attempt=1, received_tokens=True) is None
+    assert not any(isinstance(e, Finished) for e in seen)
+    # That very error, with what the stream delivered, is not retried: text was shown.
+    policy = RetryPolicy(random=lambda: 0.0)
+    received = bool(text_of(seen))
+    assert policy.next_delay(error, attempt=1, received_tokens=received) is None
+    # …and only because of the text: the same error before any token would be retried.
+    assert policy.next_delay(error, attempt=1, received_tokens=False) is not None
 
 
 @pytest.mark.asyncio
