@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -166,6 +166,14 @@ class AsyncChatStore:
 
     async def finalise_message(self, message: Message) -> None:
         await self.run(ChatStore.finalise_message, copy.deepcopy(message))
+
+    async def save_pending(self, conversation: Conversation, messages: Sequence[Message]) -> int:
+        """ChatStore.save_pending (see its contract): re-save what was kept in memory while the
+        store failed — idempotent, one transaction, all or nothing. How many messages were new.
+        """
+        return await self.run(
+            ChatStore.save_pending, copy.deepcopy(conversation), copy.deepcopy(list(messages))
+        )
 
     async def mark_unfinished_as_interrupted(self) -> int:
         return await self.run(ChatStore.mark_unfinished_as_interrupted)

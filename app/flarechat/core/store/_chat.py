@@ -26,6 +26,7 @@ from flarechat.core.store import _codec as codec
 from flarechat.core.store._errors import (
     NotFound,
     StoreBusy,
+    StoreError,
     StoreFull,
     StoreReadOnly,
     StoreTooNew,
@@ -71,6 +72,12 @@ def _translated(
                 return method(self, *args, **kwargs)
             except sqlite3.Error as error:
                 raise translate(error, self.path) from error
+            except (OverflowError, RecursionError, TypeError, ValueError) as error:
+                # A value SQLite or JSON cannot hold: still a StoreError, never a silent loss.
+                raise StoreError(
+                    f"The chat database {self.path} could not store this ({error}); "
+                    "nothing was saved."
+                ) from error
 
     return wrapper
 
@@ -369,19 +376,102 @@ class ChatStore:
 
     @_translated
     def add_message(self, message: Message) -> None:
-        """Store a message, make it its parent's selected child, bump the conversation."""
+        """Store a message, make it its parent's selected child, bump the conversation.
+
+        NotFound if its conversation or its parent (in that conversation) is not stored.
+        """
         with self._write() as conn:
-            row = self._conversation_row(message.conversation_id)
+            self._conversation_row(message.conversation_id)
+            self._check_parent(conn, message)
             self._insert_message(conn, message)
-            conn.execute(
-                "UPDATE conversations SET selected_json = ?, updated_at = max(updated_at, ?) "
-                "WHERE id = ?",
-                (
-                    selection_after_add(conn, saved=row["selected_json"], message=message),
-                    self._clock(),
-                    message.conversation_id,
-                ),
+            self._select_added(conn, message)
+
+    def _check_parent(self, conn: sqlite3.Connection, message: Message) -> None:
+        if message.parent_id is None:
+            return
+        row = conn.execute(
+            "SELECT conversation_id FROM messages WHERE id = ?", (message.parent_id,)
+        ).fetchone()
+        if row is None or row[0] != message.conversation_id:
+            raise NotFound(
+                f"Message {message.id} was not saved: the message it follows "
+                f"({message.parent_id}) is not in conversation {message.conversation_id}."
             )
+
+    def _select_added(self, conn: sqlite3.Connection, message: Message) -> None:
+        """The just-inserted ``message`` becomes its parent's chosen child; bump the chat."""
+        saved = self._conversation_row(message.conversation_id)["selected_json"]
+        conn.execute(
+            "UPDATE conversations SET selected_json = ?, updated_at = max(updated_at, ?) "
+            "WHERE id = ?",
+            (
+                selection_after_add(conn, saved=saved, message=message),
+                self._clock(),
+                message.conversation_id,
+            ),
+        )
+
+    @_translated
+    def save_pending(self, conversation: Conversation, messages: Sequence[Message]) -> int:
+        """Write what the caller kept in memory while the store failed; one transaction.
+
+        Contract (for the session layer re-saving after StoreFull / StoreReadOnly / a timeout):
+
+        - Idempotent: calling it again with the same (or a later) state changes nothing more;
+          retrying after any error is always safe — on error nothing at all was written.
+        - The conversation is inserted if missing; if stored, its title, pinned, model, system
+          prompt and params are set from ``conversation`` (the caller's copy is the newest) and
+          ``updated_at`` only moves forward. A deleted conversation stays deleted.
+        - Each message is inserted if missing (and becomes its parent's chosen child, as with
+          add_message); if stored, its content, reasoning, status, model, finish reason and
+          records are replaced — its conversation, parent, role and created_at never change.
+        - ``messages`` may come in any order; a parent must be stored or in ``messages``.
+        - Raises NotFound (nothing written) if a message belongs to another conversation or
+          its parent is nowhere, and the other StoreErrors as every write does.
+
+        Returns how many messages were new.
+        """
+        ordered = _parents_first(messages)
+        added = 0
+        with self._write() as conn:
+            self._upsert_conversation(conn, conversation)
+            for message in ordered:
+                if message.conversation_id != conversation.id:
+                    raise NotFound(
+                        f"Message {message.id} belongs to another conversation than "
+                        f"{conversation.id}; nothing was saved."
+                    )
+                if self._update_message(conn, message):
+                    continue
+                self._check_parent(conn, message)
+                self._insert_message(conn, message)
+                self._select_added(conn, message)
+                added += 1
+        return added
+
+    def _upsert_conversation(self, conn: sqlite3.Connection, conv: Conversation) -> None:
+        conn.execute(
+            f"INSERT INTO conversations ({codec.CONVERSATION_COLUMNS}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, '{}') ON CONFLICT(id) DO UPDATE SET "
+            "title = excluded.title, pinned = excluded.pinned, model = excluded.model, "
+            "system_prompt = excluded.system_prompt, params_json = excluded.params_json, "
+            "updated_at = max(updated_at, excluded.updated_at)",
+            codec.conversation_values(conv),
+        )
+
+    def _update_message(self, conn: sqlite3.Connection, message: Message) -> bool:
+        """Refresh a stored message's changing fields; False when it is not stored yet."""
+        row = conn.execute(
+            "SELECT conversation_id FROM messages WHERE id = ?", (message.id,)
+        ).fetchone()
+        if row is None:
+            return False
+        if row[0] != message.conversation_id:
+            raise NotFound(
+                f"Message {message.id} is stored in another conversation; nothing was saved."
+            )
+        conn.execute(f"UPDATE messages SET {_MUTABLE_ASSIGNMENTS} WHERE id = :id", _named(message))
+        return True
 
     @_translated
     def save_partial(self, message_id: str, content: str, reasoning: str) -> None:
@@ -401,17 +491,11 @@ class ChatStore:
     @_translated
     def finalise_message(self, message: Message) -> None:
         """The finished (or stopped / failed) message: text, status and every record."""
-        values = dict(
-            zip(codec.MESSAGE_COLUMNS.split(", "), codec.message_values(message), strict=True)
-        )
-        columns = [
-            c
-            for c in values
-            if c not in ("id", "conversation_id", "parent_id", "role", "created_at")
-        ]
-        assignments = ", ".join(f"{c} = :{c}" for c in columns)
+        values = _named(message)
         with self._write() as conn:
-            cursor = conn.execute(f"UPDATE messages SET {assignments} WHERE id = :id", values)
+            cursor = conn.execute(
+                f"UPDATE messages SET {_MUTABLE_ASSIGNMENTS} WHERE id = :id", values
+            )
             if cursor.rowcount == 0:
                 raise NotFound(f"There is no message {message.id}.")
             conn.execute(
@@ -461,6 +545,37 @@ class ChatStore:
             if self._conn.execute("SELECT 1 FROM messages WHERE id = ?", (message_id,)).fetchone():
                 found.add(message_id)
         return found
+
+
+#: Message columns a later write may change; the others are fixed when it is first stored.
+_FIXED_COLUMNS = ("id", "conversation_id", "parent_id", "role", "created_at")
+_MUTABLE_ASSIGNMENTS = ", ".join(
+    f"{c} = :{c}" for c in codec.MESSAGE_COLUMNS.split(", ") if c not in _FIXED_COLUMNS
+)
+
+
+def _named(message: Message) -> dict[str, Any]:
+    """The message's column values by name (records scrubbed), for named parameters."""
+    return dict(zip(codec.MESSAGE_COLUMNS.split(", "), codec.message_values(message), strict=True))
+
+
+def _parents_first(messages: Sequence[Message]) -> list[Message]:
+    """``messages`` reordered so each comes after its parent when both are in the batch."""
+    by_id = {m.id: m for m in messages}
+    done: set[str] = set()
+    ordered: list[Message] = []
+    for message in messages:
+        chain: list[Message] = []
+        seen: set[str] = set()
+        node: Message | None = message
+        while node is not None and node.id not in done and node.id not in seen:
+            chain.append(node)
+            seen.add(node.id)
+            node = by_id.get(node.parent_id) if node.parent_id is not None else None
+        for item in reversed(chain):
+            done.add(item.id)
+            ordered.append(item)
+    return ordered
 
 
 def _orphan_ids(messages: Sequence[Message]) -> set[str]:

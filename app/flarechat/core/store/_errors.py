@@ -109,6 +109,8 @@ def translate(error: sqlite3.Error, path: Path) -> StoreError:
     """The StoreError for a sqlite3 error (raise it ``from error``)."""
     code = _primary_code(error)
     text = str(error)
+    if isinstance(error, sqlite3.IntegrityError):
+        return _integrity(text, path)
     if code == _SQLITE_READONLY or "readonly database" in text:
         return StoreReadOnly(path)
     if code == _SQLITE_FULL or "database or disk is full" in text:
@@ -120,6 +122,18 @@ def translate(error: sqlite3.Error, path: Path) -> StoreError:
     if code == _SQLITE_CANTOPEN or "unable to open database file" in text:
         return StoreUnavailable(path, _cannot_open_reason(path))
     return StoreError(f"The chat database {path} failed: {text}.")
+
+
+def _integrity(text: str, path: Path) -> StoreError:
+    """A constraint refused a write: nothing was changed (the transaction is rolled back)."""
+    if "FOREIGN KEY" in text:
+        return NotFound(
+            "This was not saved: the conversation or message it belongs to is no longer in "
+            "the chat database (it may have been deleted)."
+        )
+    if "UNIQUE" in text:
+        return StoreError(f"This was not saved: it is already in the chat database {path}.")
+    return StoreError(f"The chat database {path} refused a change ({text}); nothing was saved.")
 
 
 def _cannot_open_reason(path: Path) -> str:

@@ -288,7 +288,7 @@ def test_every_write_is_one_transaction(store: ChatStore, clock: Clock) -> None:
     store.add_message(user)
     duplicate = message(conv, None, clock)
     duplicate.id = user.id
-    with pytest.raises(StoreError, match="failed"):
+    with pytest.raises(StoreError, match="already in the chat database"):
         store.add_message(duplicate)  # the insert fails: the updated_at bump must roll back too
     assert store.get_conversation(conv.id).updated_at < clock.now
     assert not store._conn.in_transaction

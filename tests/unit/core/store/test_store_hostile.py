@@ -11,7 +11,10 @@ import pytest
 from flarechat.core.conversation import ROLE_ASSISTANT, ROLE_USER, Conversation, Message, new_id
 from flarechat.core.store import (
     DB_FILENAME,
+    AsyncChatStore,
     ChatStore,
+    NotFound,
+    StoreError,
     StoreFull,
     StoreReadOnly,
     StoreUnavailable,
@@ -185,3 +188,111 @@ def test_bad_json_in_a_record_column_reads_as_empty(
         assert (only.meta, only.usage) == (None, None)
         assert tree.conversation.params == {}
     assert "not valid JSON" in caplog.text
+
+
+# -- 5: a failed write is never silent; save_pending re-saves what memory kept ------------------
+
+
+def test_message_whose_parent_is_gone_raises_not_found(tmp_path: Path) -> None:
+    with ChatStore(tmp_path / DB_FILENAME) as store:
+        conv = store.create_conversation()
+        other = store.create_conversation()
+        elsewhere = Message(new_id(), other.id, None, ROLE_USER, "in the other chat")
+        store.add_message(elsewhere)
+        for parent in (new_id(), elsewhere.id):
+            with pytest.raises(NotFound, match="not saved"):
+                store.add_message(Message(new_id(), conv.id, parent, ROLE_USER, "hi"))
+        with pytest.raises(NotFound):
+            store.add_message(Message(new_id(), new_id(), None, ROLE_USER, "no chat"))
+        assert len(store.load_tree(conv.id)) == 0
+
+
+def test_every_write_error_is_a_store_error(tmp_path: Path) -> None:
+    with ChatStore(tmp_path / DB_FILENAME) as store:
+        conv = store.create_conversation()
+        with pytest.raises(StoreError, match="already in the chat database"):
+            store.create_conversation(Conversation(id=conv.id))
+        msg = Message(new_id(), conv.id, None, ROLE_USER, "hi")
+        store.add_message(msg)
+        with pytest.raises(StoreError, match="already in the chat database"):
+            store.add_message(msg)
+        huge = Message(new_id(), conv.id, None, ROLE_USER, "x", created_at=10**30)
+        with pytest.raises(StoreError, match="could not store this"):
+            store.add_message(huge)
+        with pytest.raises(NotFound):
+            store.save_partial(new_id(), "text", "")
+        with pytest.raises(NotFound):
+            store.finalise_message(Message(new_id(), conv.id, None, ROLE_ASSISTANT, "x"))
+        assert [m.id for m in store.load_tree(conv.id)] == [msg.id]
+
+
+def pending_chat() -> tuple[Conversation, list[Message]]:
+    conv = Conversation(id=new_id(), title="Kept in memory", created_at=1.0, updated_at=3.0)
+    question = Message(new_id(), conv.id, None, ROLE_USER, "question", created_at=2.0)
+    answer = Message(
+        new_id(),
+        conv.id,
+        question.id,
+        ROLE_ASSISTANT,
+        "answer",
+        status="done",
+        created_at=3.0,
+        usage={"prompt_tokens": 3},
+    )
+    return conv, [answer, question]  # any order
+
+
+def test_save_pending_writes_everything_once_and_is_idempotent(tmp_path: Path) -> None:
+    conv, messages = pending_chat()
+    with ChatStore(tmp_path / DB_FILENAME) as store:
+        assert store.save_pending(conv, messages) == 2
+        assert store.save_pending(conv, messages) == 0
+        tree = store.load_tree(conv.id)
+        assert [m.content for m in tree.path()] == ["question", "answer"]
+        assert tree.conversation.title == "Kept in memory"
+        messages[0].content = "answer, finished later"
+        conv.title = "Renamed meanwhile"
+        assert store.save_pending(conv, messages) == 0
+        tree = store.load_tree(conv.id)
+        assert tree.get(messages[0].id).content == "answer, finished later"
+        assert tree.conversation.title == "Renamed meanwhile"
+        assert len(tree) == 2
+        assert len(store.search("question")) == 1
+
+
+def test_save_pending_after_a_full_disk_recovers_the_conversation(tmp_path: Path) -> None:
+    path = tmp_path / DB_FILENAME
+    conv, messages = pending_chat()
+    with ChatStore(path) as store:
+        store.create_conversation(conv)  # the conversation made it; the messages did not
+        pages = int(store._conn.execute("PRAGMA page_count").fetchone()[0])
+    with ChatStore(path, max_page_count=pages) as store:
+        big = [Message(new_id(), conv.id, None, ROLE_USER, "x" * 100_000), *messages]
+        with pytest.raises(StoreFull):
+            store.save_pending(conv, big)
+        assert len(store.load_tree(conv.id)) == 0  # all or nothing
+    with ChatStore(path) as store:  # the disk has room again
+        assert store.save_pending(conv, big) == 3
+        assert len(store.load_tree(conv.id)) == 3
+
+
+def test_save_pending_refuses_a_message_of_another_chat_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    conv, messages = pending_chat()
+    stray = Message(new_id(), conv.id, new_id(), ROLE_USER, "parent nowhere")
+    with ChatStore(tmp_path / DB_FILENAME) as store:
+        with pytest.raises(NotFound):
+            store.save_pending(conv, [*messages, stray])
+        assert store.list_conversations() == []
+
+
+@pytest.mark.asyncio
+async def test_async_save_pending(tmp_path: Path) -> None:
+    conv, messages = pending_chat()
+    store = await AsyncChatStore.open(tmp_path / DB_FILENAME)
+    try:
+        assert await store.save_pending(conv, messages) == 2
+        assert len(await store.load_tree(conv.id)) == 2
+    finally:
+        await store.close()
