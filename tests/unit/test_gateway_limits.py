@@ -80,3 +80,81 @@ def test_the_api_reexports_the_same_objects() -> None:
     # Old import sites (flarechat.api._routes.CACHE_TTL_MIN…) see the one module's values.
     for name in ("BACKOFF_KINDS", "CACHE_TTL_MAX", "CACHE_TTL_MIN", "METADATA_MAX_ENTRIES"):
         assert getattr(_routes, name) is getattr(limits, name)
+
+
+# -- settings: the validators behind the dialog, the CLI and the settings file ----------------
+
+#: settings validator -> (lowest accepted, highest accepted), the same limits as the api's.
+SETTINGS_RANGES: dict[str, tuple[int, int]] = {
+    "validate_cache_ttl": (limits.CACHE_TTL_MIN, limits.CACHE_TTL_MAX),
+    "validate_max_attempts": (limits.MAX_ATTEMPTS_MIN, limits.MAX_ATTEMPTS_MAX),
+    "validate_retry_delay_ms": (limits.RETRY_DELAY_MIN_MS, limits.RETRY_DELAY_MAX_MS),
+    "validate_request_timeout_ms": (limits.REQUEST_TIMEOUT_MIN_MS, limits.REQUEST_TIMEOUT_MAX_MS),
+}
+
+
+def _settings_validator(name: str) -> Any:
+    from flarechat.settings import gateway_options, validate
+
+    return getattr(gateway_options, name, None) or getattr(validate, name)
+
+
+@pytest.mark.parametrize("name", sorted(SETTINGS_RANGES))
+def test_settings_accept_each_gateway_bound_and_refuse_one_past_it(name: str) -> None:
+    check = _settings_validator(name)
+    low, high = SETTINGS_RANGES[name]
+    assert check(low) is None
+    assert check(high) is None
+    assert check(low - 1) is not None
+    assert check(high + 1) is not None
+
+
+def test_settings_backoffs_and_metadata_cap_are_the_gateways() -> None:
+    from flarechat.settings import gateway_options, schema
+
+    assert schema.BACKOFFS is limits.BACKOFF_KINDS
+    for kind in limits.BACKOFF_KINDS:
+        assert gateway_options.validate_backoff(kind) is None
+    most = {f"k{i}": "v" for i in range(limits.METADATA_MAX_ENTRIES)}
+    assert gateway_options.validate_metadata(most) is None
+    assert gateway_options.validate_metadata({**most, "one": "more"}) is not None
+
+
+def test_settings_limit_names_are_the_gateway_limits_objects() -> None:
+    # The dialog and the CLI quote these names; they must be the shared values, not copies.
+    from flarechat.settings import gateway_options as gw
+    from flarechat.settings import validate
+
+    pairs = {
+        gw.METADATA_MAX_ENTRIES: limits.METADATA_MAX_ENTRIES,
+        gw.GATEWAY_MAX_ATTEMPTS_MIN: limits.MAX_ATTEMPTS_MIN,
+        gw.GATEWAY_MAX_ATTEMPTS_MAX: limits.MAX_ATTEMPTS_MAX,
+        gw.GATEWAY_RETRY_DELAY_MAX_MS: limits.RETRY_DELAY_MAX_MS,
+        gw.GATEWAY_REQUEST_TIMEOUT_MAX_MS: limits.REQUEST_TIMEOUT_MAX_MS,
+        validate.CACHE_TTL_MIN: limits.CACHE_TTL_MIN,
+        validate.CACHE_TTL_MAX: limits.CACHE_TTL_MAX,
+    }
+    assert all(ours == theirs for ours, theirs in pairs.items())
+
+
+def test_no_settings_module_but_secrets_imports_keyring() -> None:
+    # The import-linter contract fences only settings.schema; this covers every settings module.
+    import ast
+    from pathlib import Path
+
+    import flarechat.settings
+
+    offenders = []
+    for source in sorted(Path(flarechat.settings.__file__).parent.glob("*.py")):
+        if source.name == "secrets.py":
+            continue
+        for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            offenders += [f"{source.name}: {n}" for n in names if n.split(".")[0] == "keyring"]
+    assert offenders == []

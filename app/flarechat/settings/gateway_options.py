@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from flarechat import gateway_limits as limits
 from flarechat.settings.schema import BACKOFFS, Settings
 from flarechat.settings.validate import is_unset, parse_int
 
@@ -33,12 +34,13 @@ __all__ = [
     "validate_retry_delay_ms",
 ]
 
-METADATA_MAX_ENTRIES = 5  # AI Gateway logs at most 5 entries
-GATEWAY_MAX_ATTEMPTS_MIN = 1
-GATEWAY_MAX_ATTEMPTS_MAX = 5
-GATEWAY_RETRY_DELAY_MAX_MS = 5000
-#: Ten minutes: longer than any reply takes to start; a larger value is surely a typo.
-GATEWAY_REQUEST_TIMEOUT_MAX_MS = 600_000
+# The gateway's own limits live in flarechat.gateway_limits (shared with the api layer); these
+# names stay for the dialog and the CLI, which quote them in labels and help text.
+METADATA_MAX_ENTRIES = limits.METADATA_MAX_ENTRIES
+GATEWAY_MAX_ATTEMPTS_MIN = limits.MAX_ATTEMPTS_MIN
+GATEWAY_MAX_ATTEMPTS_MAX = limits.MAX_ATTEMPTS_MAX
+GATEWAY_RETRY_DELAY_MAX_MS = limits.RETRY_DELAY_MAX_MS
+GATEWAY_REQUEST_TIMEOUT_MAX_MS = limits.REQUEST_TIMEOUT_MAX_MS
 CACHE_KEY_MAX_LENGTH = 1024
 _ENTRY_SEPARATOR = ","
 _PAIR_SEPARATOR = "="
@@ -74,7 +76,7 @@ def validate_request_timeout_ms(value: int | str | None) -> str | None:
     return _int_in(
         value,
         label="The gateway request timeout (ms)",
-        low=1,
+        low=limits.REQUEST_TIMEOUT_MIN_MS,
         high=GATEWAY_REQUEST_TIMEOUT_MAX_MS,
     )
 
@@ -90,7 +92,10 @@ def validate_max_attempts(value: int | str | None) -> str | None:
 
 def validate_retry_delay_ms(value: int | str | None) -> str | None:
     return _int_in(
-        value, label="The gateway retry delay (ms)", low=0, high=GATEWAY_RETRY_DELAY_MAX_MS
+        value,
+        label="The gateway retry delay (ms)",
+        low=limits.RETRY_DELAY_MIN_MS,
+        high=GATEWAY_RETRY_DELAY_MAX_MS,
     )
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from flarechat.gateway_limits import BACKOFF_KINDS
+
 __all__ = ["BACKOFFS", "ENDPOINTS", "ROUTES", "SCHEMA_VERSION", "Settings"]
 
 SCHEMA_VERSION = 1
@@ -11,7 +13,7 @@ SCHEMA_VERSION = 1
 ROUTES = ("direct", "gateway-rest", "gateway-url")
 ENDPOINTS = ("native", "openai")
 #: AI Gateway retry backoff kinds ("" in Settings = the gateway's default).
-BACKOFFS = ("constant", "linear", "exponential")
+BACKOFFS = BACKOFF_KINDS
 
 
 @dataclass(slots=True)

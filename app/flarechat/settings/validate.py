@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from flarechat import gateway_limits
+
 __all__ = [
     "CACHE_TTL_MAX",
     "CACHE_TTL_MIN",
@@ -59,8 +61,9 @@ _TOKEN_CHARS_RE = re.compile(r"[\x21-\x7e]+")
 GATEWAY_ID_MAX_LENGTH = 64
 _GATEWAY_ID_RE = re.compile(r"[a-z0-9_-]+")
 
-CACHE_TTL_MIN = 60  # AI Gateway's minimum cache TTL (seconds)
-CACHE_TTL_MAX = 2_592_000  # one month (30 days), AI Gateway's maximum
+#: AI Gateway's cache TTL bounds in seconds (the one source: flarechat.gateway_limits).
+CACHE_TTL_MIN = gateway_limits.CACHE_TTL_MIN
+CACHE_TTL_MAX = gateway_limits.CACHE_TTL_MAX
 MAX_TOKENS_MIN = 1
 MAX_TOKENS_MAX = 131_072
 TEMPERATURE_MIN = 0.0
