@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -101,6 +101,10 @@ class AsyncChatStore:
         if self._closed:
             raise StoreError("The chat database is closed.")
         return await _run_on(self._executor, call, seconds=seconds)
+
+    async def remember_secrets(self, secrets: Iterable[str | None]) -> None:
+        """ChatStore.remember_secrets: records never hold these tokens, in any encoding."""
+        await self.run(ChatStore.remember_secrets, tuple(secrets))
 
     async def close(self) -> None:
         """Close the connection on its own thread, then stop the thread. Idempotent."""

@@ -9,7 +9,7 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -103,6 +103,7 @@ class ChatStore:
         self.read_only = read_only
         self._clock = clock
         self._lock = threading.RLock()
+        self._secrets: tuple[str, ...] = ()
         self.report = OpenReport(path=self.path, read_only=read_only)
         self._conn = self._connect()
         try:
@@ -165,6 +166,16 @@ class ChatStore:
                 self._conn.execute("ROLLBACK")
             raise
 
+    def remember_secrets(self, secrets: Iterable[str | None]) -> None:
+        """Never write these (the API and gateway tokens) into a record, in any encoding.
+
+        Records (request, usage, meta, timings, error, params) pass through
+        ``flarechat.api.redact`` on every write; bearer- and Cloudflare-token-shaped text is
+        removed even before this is called. Call it whenever the app learns a token.
+        """
+        with self._lock:
+            self._secrets = tuple(sorted({*self._secrets, *(s for s in secrets if s)}))
+
     def close(self) -> None:
         with self._lock:
             self._conn.close()
@@ -226,14 +237,13 @@ class ChatStore:
             self._insert_conversation(conn, conv, selected="{}")
         return conv
 
-    @staticmethod
     def _insert_conversation(
-        conn: sqlite3.Connection, conv: Conversation, *, selected: str
+        self, conn: sqlite3.Connection, conv: Conversation, *, selected: str
     ) -> None:
         conn.execute(
             f"INSERT INTO conversations ({codec.CONVERSATION_COLUMNS}) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (*codec.conversation_values(conv), selected),
+            (*codec.conversation_values(conv, self._secrets), selected),
         )
 
     def _conversation_row(self, conversation_id: str) -> sqlite3.Row:
@@ -268,7 +278,9 @@ class ChatStore:
             "pinned": pinned if isinstance(pinned, Unset) else int(pinned),
             "model": model,
             "system_prompt": system_prompt,
-            "params_json": params if isinstance(params, Unset) else codec.dump_json(params),
+            "params_json": params
+            if isinstance(params, Unset)
+            else codec.dump_json(params, self._secrets),
         }
         changes = {k: v for k, v in changes.items() if not isinstance(v, Unset)}
         with self._write() as conn:
@@ -371,7 +383,7 @@ class ChatStore:
         conn.execute(
             f"INSERT INTO messages ({codec.MESSAGE_COLUMNS}) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            codec.message_values(message),
+            codec.message_values(message, self._secrets),
         )
 
     @_translated
@@ -456,7 +468,7 @@ class ChatStore:
             "title = excluded.title, pinned = excluded.pinned, model = excluded.model, "
             "system_prompt = excluded.system_prompt, params_json = excluded.params_json, "
             "updated_at = max(updated_at, excluded.updated_at)",
-            codec.conversation_values(conv),
+            codec.conversation_values(conv, self._secrets),
         )
 
     def _update_message(self, conn: sqlite3.Connection, message: Message) -> bool:
@@ -470,7 +482,10 @@ class ChatStore:
             raise NotFound(
                 f"Message {message.id} is stored in another conversation; nothing was saved."
             )
-        conn.execute(f"UPDATE messages SET {_MUTABLE_ASSIGNMENTS} WHERE id = :id", _named(message))
+        conn.execute(
+            f"UPDATE messages SET {_MUTABLE_ASSIGNMENTS} WHERE id = :id",
+            _named(message, self._secrets),
+        )
         return True
 
     @_translated
@@ -491,7 +506,7 @@ class ChatStore:
     @_translated
     def finalise_message(self, message: Message) -> None:
         """The finished (or stopped / failed) message: text, status and every record."""
-        values = _named(message)
+        values = _named(message, self._secrets)
         with self._write() as conn:
             cursor = conn.execute(
                 f"UPDATE messages SET {_MUTABLE_ASSIGNMENTS} WHERE id = :id", values
@@ -554,9 +569,11 @@ _MUTABLE_ASSIGNMENTS = ", ".join(
 )
 
 
-def _named(message: Message) -> dict[str, Any]:
+def _named(message: Message, secrets: Sequence[str]) -> dict[str, Any]:
     """The message's column values by name (records scrubbed), for named parameters."""
-    return dict(zip(codec.MESSAGE_COLUMNS.split(", "), codec.message_values(message), strict=True))
+    return dict(
+        zip(codec.MESSAGE_COLUMNS.split(", "), codec.message_values(message, secrets), strict=True)
+    )
 
 
 def _parents_first(messages: Sequence[Message]) -> list[Message]:

@@ -6,9 +6,10 @@ import json
 import logging
 import re
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from flarechat.api import redact
 from flarechat.core.conversation import Conversation, Message
 
 __all__ = [
@@ -33,8 +34,8 @@ _SECRET_KEY = re.compile(
     r"(token|authori[sz]ation|api[_-]?key|auth[_-]?key|secret|password|passwd|cookie|bearer)$",
     re.IGNORECASE,
 )
-#: A credential inside a string value, e.g. a header line copied into a record.
-_SECRET_VALUE = re.compile(r"\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+", re.IGNORECASE)
+#: Basic credentials inside a string value (api.redact covers Bearer and the known tokens).
+_SECRET_VALUE = re.compile(r"\b(Basic)\s+[A-Za-z0-9._~+/=-]+", re.IGNORECASE)
 #: JSON keys cannot be null, so the roots' entry of ``selected`` is stored under "".
 _ROOT_KEY = ""
 
@@ -48,25 +49,36 @@ MESSAGE_COLUMNS = (
 )
 
 
-def scrub(value: Any) -> Any:
-    """A copy of a JSON-like value with credential-named keys and bearer strings redacted."""
+def scrub(value: Any, secrets: Sequence[str] = ()) -> Any:
+    """A copy of a JSON-like value with credential-named keys redacted, and every string (keys
+    too) put through ``flarechat.api.redact``: ``secrets`` in plain, base64 (standard and
+    URL-safe, padded or not) or URL-encoded form, and anything bearer- or token-shaped."""
     if isinstance(value, Mapping):
         return {
-            str(key): REDACTED if _SECRET_KEY.search(str(key).strip()) else scrub(item)
+            _scrub_text(str(key), secrets): REDACTED
+            if _SECRET_KEY.search(str(key).strip())
+            else scrub(item, secrets)
             for key, item in value.items()
         }
     if isinstance(value, list | tuple):
-        return [scrub(item) for item in value]
+        return [scrub(item, secrets) for item in value]
     if isinstance(value, str):
-        return _SECRET_VALUE.sub(lambda m: f"{m.group(1)} {REDACTED}", value)
+        return _scrub_text(value, secrets)
     return value
 
 
-def dump_json(value: Mapping[str, Any] | None) -> str | None:
-    """Scrubbed, compact JSON (``None`` stays NULL); odd values are stored as their text."""
+def _scrub_text(text: str, secrets: Sequence[str]) -> str:
+    text = redact(text, secrets)
+    return _SECRET_VALUE.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+
+
+def dump_json(value: Mapping[str, Any] | None, secrets: Sequence[str] = ()) -> str | None:
+    """Scrubbed, compact JSON (``None`` stays NULL); odd values are stored as their text
+    (scrubbed too: ``default=str`` output is text like any other)."""
     if value is None:
         return None
-    return json.dumps(scrub(value), ensure_ascii=False, separators=(",", ":"), default=str)
+    text = json.dumps(scrub(value, secrets), ensure_ascii=False, separators=(",", ":"), default=str)
+    return _scrub_text(text, secrets)
 
 
 def _load_json(text: str | None) -> dict[str, Any] | None:
@@ -91,8 +103,8 @@ def decode_selected(text: str | None) -> dict[str | None, str]:
     return {(None if k == _ROOT_KEY else k): str(v) for k, v in raw.items()}
 
 
-def conversation_values(conversation: Conversation) -> tuple[Any, ...]:
-    """Values for CONVERSATION_COLUMNS except ``selected_json``."""
+def conversation_values(conversation: Conversation, secrets: Sequence[str] = ()) -> tuple[Any, ...]:
+    """Values for CONVERSATION_COLUMNS except ``selected_json`` (params scrubbed)."""
     c = conversation
     return (
         c.id,
@@ -103,7 +115,7 @@ def conversation_values(conversation: Conversation) -> tuple[Any, ...]:
         c.deleted_at,
         c.model,
         c.system_prompt,
-        dump_json(c.params) or "{}",
+        dump_json(c.params, secrets) or "{}",
     )
 
 
@@ -121,7 +133,7 @@ def conversation_from_row(row: sqlite3.Row) -> Conversation:
     )
 
 
-def message_values(message: Message) -> tuple[Any, ...]:
+def message_values(message: Message, secrets: Sequence[str] = ()) -> tuple[Any, ...]:
     """Values for MESSAGE_COLUMNS, in order, with every record scrubbed."""
     m = message
     return (
@@ -135,11 +147,11 @@ def message_values(message: Message) -> tuple[Any, ...]:
         m.created_at,
         m.model,
         m.finish_reason,
-        dump_json(m.request),
-        dump_json(m.usage),
-        dump_json(m.meta),
-        dump_json(m.timings),
-        dump_json(m.error),
+        dump_json(m.request, secrets),
+        dump_json(m.usage, secrets),
+        dump_json(m.meta, secrets),
+        dump_json(m.timings, secrets),
+        dump_json(m.error, secrets),
     )
 
 
