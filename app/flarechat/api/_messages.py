@@ -33,17 +33,14 @@ __all__ = [
 
 _BY_CLASS: dict[type[WorkersAIError], str] = {
     CapacityExceeded: (
-        "Workers AI is at capacity for this model right now. Flarechat will retry; "
-        "you can also wait in the queue or switch model."
+        "Workers AI is at capacity for this model right now. Try again in a moment, "
+        "wait in the queue, or switch model."
     ),
     DailyAllocationExhausted: (
         "You have used today's free Workers AI allocation. It resets at 00:00 UTC; "
         "upgrade to the Workers Paid plan to keep going now."
     ),
-    RateLimited: (
-        "Cloudflare is rate-limiting these requests. Wait a moment and try again; "
-        "Flarechat retries automatically."
-    ),
+    RateLimited: ("Cloudflare is rate-limiting these requests. Wait a moment, then try again."),
     AuthenticationFailed: (
         "Cloudflare rejected the API token. Check in Settings that it is correct, not expired, "
         "and has the Workers AI Read and Edit permissions for this account."
@@ -60,7 +57,7 @@ _BY_CLASS: dict[type[WorkersAIError], str] = {
     UpstreamTimeout: ("Workers AI took too long to answer. Try again, or choose a faster model."),
     GatewayError: "AI Gateway refused the request. Check the gateway's settings in the dashboard.",
     ServerError: (
-        "Cloudflare had a problem answering. Flarechat will retry; if it keeps happening, "
+        "Cloudflare had a problem answering. Try again in a moment; if it keeps happening, "
         "try again later."
     ),
     BadRequest: "Cloudflare rejected the request. Check the model and its parameters.",

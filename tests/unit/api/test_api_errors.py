@@ -6,6 +6,7 @@ import json
 import ssl
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -237,8 +238,8 @@ def test_classification_by_code_then_status(
 def test_capacity_message_names_the_fix() -> None:
     error = classify(status=429, body=CASES[0][1])
     assert error.message == (
-        "Workers AI is at capacity for this model right now. Flarechat will retry; "
-        "you can also wait in the queue or switch model."
+        "Workers AI is at capacity for this model right now. Try again in a moment, "
+        "wait in the queue, or switch model."
     )
     assert str(error) == f"{error.message} (HTTP 429, code 3040)"
     assert error.retryable
@@ -441,3 +442,14 @@ async def test_network_failures_map_to_the_tree(
 def test_tls_failures_are_not_retryable_but_connection_failures_are() -> None:
     assert not TLSFailed("x").retryable
     assert ConnectionFailed("x").retryable
+
+
+def test_no_final_message_promises_an_automatic_retry() -> None:
+    # A message is shown when retries are over (or were never tried): it cannot promise one.
+    import flarechat.api
+
+    package = Path(flarechat.api.__file__).parent
+    for source in package.glob("*.py"):
+        text = source.read_text(encoding="utf-8").lower()
+        for promise in ("will retry", "retries automatically", "retry automatically"):
+            assert promise not in text, f"{source.name}: {promise!r}"
