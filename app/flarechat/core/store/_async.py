@@ -82,6 +82,11 @@ class AsyncChatStore:
     def report(self) -> OpenReport:
         return self.store.report
 
+    @property
+    def read_only(self) -> bool:
+        """Changes won't be saved (``report.read_only_reason`` says why, for the UI)."""
+        return self.store.read_only
+
     async def run(
         self, func: Callable[Concatenate[ChatStore, _P], _T], *args: _P.args, **kwargs: _P.kwargs
     ) -> _T:

@@ -296,3 +296,20 @@ async def test_async_save_pending(tmp_path: Path) -> None:
         assert len(await store.load_tree(conv.id)) == 2
     finally:
         await store.close()
+
+
+@pytest.mark.asyncio
+async def test_async_store_says_it_is_read_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / DB_FILENAME
+    fill(path)
+    os_refuses_writes(monkeypatch)
+    store = await AsyncChatStore.open(path)
+    try:
+        assert store.read_only
+        assert store.report.read_only_reason is not None
+        with pytest.raises(StoreReadOnly):
+            await store.create_conversation()
+    finally:
+        await store.close()
