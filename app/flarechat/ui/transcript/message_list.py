@@ -27,14 +27,15 @@ __all__ = [
     "ViewFactory",
 ]
 
-#: Messages created per history page (initial view and each page loaded on scroll).
-PAGE_SIZE = 40
+#: Messages created per history page (initial view and each page loaded on scroll): about two
+#: viewports of typical replies; every widget made before the first paint delays it.
+PAGE_SIZE = 16
 #: A page fills in over several event-loop turns (input and painting stay live): each turn
 #: creates at most PAGE_STEP message widgets and stops early after FILL_BUDGET_S of work.
-PAGE_STEP = 10
+PAGE_STEP = 4
 FILL_BUDGET_S = 0.012
 #: Message widgets alive at most; pages beyond this are dropped at the far end.
-MAX_LIVE_MESSAGES = 120
+MAX_LIVE_MESSAGES = 64
 #: Load the next page when the viewport is this close to the loaded top/bottom, px.
 NEAR_EDGE_PX = 240
 #: "At the bottom" tolerance for auto-scroll, px.
