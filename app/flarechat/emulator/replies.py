@@ -78,13 +78,13 @@ _HIGH_EFFORT = (
 )
 
 
-def thought(question: str, effort: str, *, plan: str = "a short, direct answer") -> str:
+def thought(question: str, effort: str, *, plan: str = "give a short, direct answer") -> str:
     """Reasoning text whose length follows the effort: low, medium or high."""
     echo = " ".join(question.split())[:_ECHO_CHARS] or "(an empty message)"
     first = f'The user wrote "{echo}".'
     if effort == "low":
         return first
-    text = f"{first} I should give {plan}."
+    text = f"{first} I should {plan}."
     return text + _HIGH_EFFORT if effort == "high" else text
 
 
@@ -130,9 +130,7 @@ def compose(
             "That is all there is to it.",
         ]
     )
-    plan = (
-        f"an answer about {title.lower()} with a heading, a short list, a code example and a table"
-    )
+    plan = f"answer about {title.lower()} with a heading, a short list, a code example and a table"
     return Reply(thought(question, effort, plan=plan) if reasoning else "", answer)
 
 
