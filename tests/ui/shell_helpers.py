@@ -189,6 +189,7 @@ async def chat_env(
     starts: list[int] = []
     workspace = WorkspaceController(
         chat=chat,
+        store=store,
         client=client,
         prefs=prefs,
         catalogue=CatalogueCache(profile / "models.json"),

@@ -491,6 +491,7 @@ def _meta(response: httpx.Response, model: str | None) -> ResponseMeta:
         cache_status=headers.get("cf-aig-cache-status"),
         neurons=_float(headers.get("cf-ai-neurons")),
         model=model,
+        streamed=_is_event_stream(response),
     )
 
 

@@ -88,6 +88,8 @@ class ErrorKind(StrEnum):
     INTERRUPTED = "interrupted"
     TERMS = "terms"
     LORA = "lora"
+    #: not raised by the api: the settings cannot make a request (no account, no token)
+    CONFIG = "config"
 
 
 class WorkersAIError(Exception):

@@ -33,6 +33,9 @@ class ResponseMeta:
     cache_status: str | None = None
     neurons: float | None = None
     model: str | None = None
+    #: False when the reply came as one JSON body (not SSE): its text arrives all at once, so
+    #: a "time to first token" would only measure the whole request.
+    streamed: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,7 @@ from flarechat.cli.inputs import MODELS_HINT, clean_text, read_prompt, saved_mod
 from flarechat.cli.models_table import models_table
 from flarechat.core.connect import ConfigurationError, Profile, build_request, load_profile
 from flarechat.core.request_code import render, request_spec
+from flarechat.core.session import records
 from flarechat.core.turn import (
     RetryDecider,
     RetryScheduled,
@@ -46,8 +47,6 @@ from flarechat.core.turn import (
     fail,
     fold,
     run_turn,
-    turn_record,
-    turn_summary,
 )
 from flarechat.settings import secrets
 from flarechat.settings.store import SettingsStore
@@ -201,12 +200,12 @@ async def _ask(
     state = await _turn(conn, request, console, policy)
     console.end_lines()
     if args.json:
-        record = {"model": model, **turn_record(state)}
+        record = {"model": model, **records.reply_record(state)}
         console.out.write(json.dumps(record, ensure_ascii=False) + "\n")
     if state.error is not None:
         console.err.write(_error_text(state.error, model=model, attempts=state.attempt))
         return exit_code_for(state.error)
-    console.err.write(turn_summary(state, model=model) + "\n")
+    console.err.write(records.summary_line(state, model=model) + "\n")
     if state.finish_reason == "length":
         console.err.write("flarechat: the reply reached the token limit; raise --max-tokens.\n")
     return EXIT_OK

@@ -19,8 +19,10 @@ __all__ = [
     "format_neurons",
     "format_rate",
     "neurons_text",
+    "queue_text",
     "speed_text",
     "tokens_text",
+    "total_text",
     "ttft_text",
 ]
 
@@ -101,3 +103,13 @@ def tokens_text(
 def neurons_text(neurons: float, *, suffix: str = "") -> str:
     """Neurons billed: "1.50 neurons" (``suffix`` e.g. " today")."""
     return f"{format_neurons(neurons)} neurons{suffix}"
+
+
+def queue_text(seconds: float) -> str:
+    """Time before the server began answering (queue, slow first byte, retries): "queued 4.20 s"."""
+    return f"queued {format_duration(seconds)}"
+
+
+def total_text(seconds: float) -> str:
+    """The whole request, for a reply that came at once (no TTFT to show): "took 4.20 s"."""
+    return f"took {format_duration(seconds)}"

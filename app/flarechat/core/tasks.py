@@ -1,4 +1,4 @@
-"""Task keeping for the controllers: every asyncio task is referenced, logged and cancellable.
+"""Task keeping for sessions and controllers: every asyncio task is referenced and logged.
 
 No fire-and-forget (asyncio keeps only weak references to tasks): a job lives in a set until it
 ends, its exception (if any) is logged instead of vanishing, and ``aclose`` cancels what is

@@ -1,12 +1,11 @@
-"""One assistant turn: the retry-aware event stream, the pure state fold, and its records."""
+"""One assistant turn: the retry-aware event stream and the pure state fold with its timings."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
-from dataclasses import asdict, dataclass, replace
-from datetime import datetime
-from typing import Any, Literal, Protocol
+from dataclasses import dataclass, field, replace
+from typing import Literal, Protocol
 
 from flarechat.api.config import ChatRequest, Connection
 from flarechat.api.errors import StreamInterrupted, WorkersAIError
@@ -18,27 +17,75 @@ from flarechat.api.events import (
     TextDelta,
     UsageReport,
 )
-from flarechat.core import figures
 
 __all__ = [
     "CHARS_PER_TOKEN_ESTIMATE",
     "ChatStreamer",
     "RetryDecider",
     "RetryScheduled",
+    "Rope",
     "TurnEvent",
     "TurnState",
     "TurnStatus",
-    "error_record",
     "fail",
     "fold",
     "run_turn",
     "stop",
-    "turn_record",
-    "turn_summary",
 ]
 
 #: Rough characters-per-token ratio for English text, used only when the server sent no usage.
 CHARS_PER_TOKEN_ESTIMATE = 4
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Rope:
+    """Append-only text that states share: O(1) appends, joined once, so a long reply costs
+    time linear in its length (``text = text + delta`` per event is quadratic).
+
+    Each node keeps the whole text up to it once joined, so a later join starts from there.
+    """
+
+    prev: Rope | None = None
+    piece: str = ""
+    length: int = 0
+    _joined: list[str] = field(default_factory=list, repr=False)
+
+    @classmethod
+    def of(cls, text: str) -> Rope:
+        return cls(None, text, len(text)) if text else cls()
+
+    def plus(self, text: str) -> Rope:
+        return Rope(self, text, self.length + len(text)) if text else self
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __bool__(self) -> bool:
+        return self.length > 0
+
+    def __str__(self) -> str:
+        if self._joined:
+            return self._joined[0]
+        pieces: list[str] = []
+        node: Rope | None = self
+        while node is not None and not node._joined:
+            pieces.append(node.piece)
+            node = node.prev
+        if node is not None:
+            pieces.append(node._joined[0])
+        pieces.reverse()
+        text = "".join(pieces)
+        self._joined.append(text)
+        return text
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Rope):
+            return self.length == other.length and str(self) == str(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
 
 TurnStatus = Literal["waiting", "streaming", "done", "stopped", "failed", "interrupted"]
 
@@ -81,12 +128,13 @@ class TurnState:
     """Everything known about one assistant reply, rebuilt by ``fold`` after every event.
 
     Times are floats from the caller's monotonic clock (``now`` passed to ``fold``), so the
-    state stays pure and tests need no real time.
+    state stays pure and tests need no real time. ``started_at`` is when the user sent: the
+    window and the CLI both set it then, so queue waits, retries and a slow first byte count.
     """
 
     status: TurnStatus = "waiting"
-    text: str = ""
-    reasoning: str = ""
+    text_rope: Rope = field(default_factory=Rope)
+    reasoning_rope: Rope = field(default_factory=Rope)
     usage: UsageReport | None = None
     finish_reason: str | None = None
     meta: ResponseMeta | None = None
@@ -95,25 +143,60 @@ class TurnState:
     attempt: int = 1
     last_retry: RetryScheduled | None = None
     started_at: float | None = None
+    #: when the answering attempt's response headers arrived (the end of any queue wait)
+    headers_at: float | None = None
     first_token_at: float | None = None
     last_token_at: float | None = None
     finished_at: float | None = None
 
     @property
+    def text(self) -> str:
+        return str(self.text_rope)
+
+    @property
+    def reasoning(self) -> str:
+        return str(self.reasoning_rope)
+
+    @property
     def received_tokens(self) -> bool:
-        return bool(self.text or self.reasoning)
+        return bool(self.text_rope or self.reasoning_rope)
+
+    @property
+    def streamed(self) -> bool:
+        """False when the reply came as one body (gpt-oss on /ai/run, JSON mode)."""
+        return self.meta is None or self.meta.streamed
+
+    @property
+    def _end(self) -> float | None:
+        return self.finished_at if self.finished_at is not None else self.last_token_at
+
+    @property
+    def queue_wait(self) -> float | None:
+        """Seconds from send to the answering response's headers (retry waits included)."""
+        if self.started_at is None or self.headers_at is None:
+            return None
+        return max(0.0, self.headers_at - self.started_at)
 
     @property
     def ttft(self) -> float | None:
-        """Seconds from the start of the turn (retry waits included) to the first token."""
-        if self.started_at is None or self.first_token_at is None:
+        """Seconds from send (retry waits included) to the first token; None when the reply
+        was not streamed, where it would only repeat the whole request's time."""
+        if not self.streamed or self.started_at is None or self.first_token_at is None:
             return None
         return self.first_token_at - self.started_at
 
     @property
+    def generation(self) -> float | None:
+        """Seconds from the first token to the end (None for a reply that did not stream)."""
+        end = self._end
+        if not self.streamed or self.first_token_at is None or end is None:
+            return None
+        return end - self.first_token_at
+
+    @property
     def duration(self) -> float | None:
-        """Seconds from the start of the turn to its end (or to the latest token so far)."""
-        end = self.finished_at if self.finished_at is not None else self.last_token_at
+        """Seconds from send to the end of the turn (or to the latest token so far)."""
+        end = self._end
         if self.started_at is None or end is None:
             return None
         return end - self.started_at
@@ -130,7 +213,7 @@ class TurnState:
 
     @property
     def estimated_tokens(self) -> int:
-        chars = len(self.text) + len(self.reasoning)
+        chars = len(self.text_rope) + len(self.reasoning_rope)
         return -(-chars // CHARS_PER_TOKEN_ESTIMATE)  # ceiling division
 
     @property
@@ -139,14 +222,16 @@ class TurnState:
 
     @property
     def tokens_per_second(self) -> float | None:
-        """Generation speed: completion tokens over first token -> end (see completion_tokens).
+        """Generation speed: completion tokens over first token -> end when streamed; over the
+        whole request (send -> end) when the reply came at once.
 
         ``None`` until there is a measurable interval (one token, or no clock, gives none).
         """
-        end = self.finished_at if self.finished_at is not None else self.last_token_at
-        if self.first_token_at is None or end is None or end <= self.first_token_at:
+        end = self._end
+        start = self.first_token_at if self.streamed else self.started_at
+        if start is None or end is None or end <= start:
             return None
-        return self.completion_tokens / (end - self.first_token_at)
+        return self.completion_tokens / (end - start)
 
     @property
     def neurons(self) -> float | None:
@@ -165,8 +250,8 @@ def _add_tokens(state: TurnState, now: float | None, *, text: str, reasoning: st
     return replace(
         state,
         status="streaming",
-        text=state.text + text,
-        reasoning=state.reasoning + reasoning,
+        text_rope=state.text_rope.plus(text),
+        reasoning_rope=state.reasoning_rope.plus(reasoning),
         first_token_at=first,
         last_token_at=now if now is not None else state.last_token_at,
     )
@@ -181,7 +266,7 @@ def fold(state: TurnState, event: TurnEvent, *, now: float | None = None) -> Tur
     if isinstance(event, ReasoningDelta):
         return _add_tokens(state, now, text="", reasoning=event.text)
     if isinstance(event, ResponseMeta):
-        return replace(state, meta=event)
+        return replace(state, meta=event, headers_at=now)
     if isinstance(event, UsageReport):
         return replace(state, usage=event)
     if isinstance(event, Finished):
@@ -193,6 +278,7 @@ def fold(state: TurnState, event: TurnEvent, *, now: float | None = None) -> Tur
         status="waiting",
         meta=None,
         usage=None,
+        headers_at=None,
         attempt=event.attempt + 1,
         last_retry=event,
     )
@@ -251,62 +337,3 @@ async def run_turn(
         )
         await sleep(delay)
         attempt += 1
-
-
-def error_record(error: WorkersAIError) -> dict[str, Any]:
-    """A failure as plain values (for JSON output and the store); never contains a token."""
-    resets_at = getattr(error, "resets_at", None)
-    return {
-        "kind": error.kind,
-        "message": error.message,
-        "status": error.status,
-        "code": error.code,
-        "request_id": error.request_id,
-        "resets_at": resets_at.isoformat() if isinstance(resets_at, datetime) else None,
-    }
-
-
-def turn_record(state: TurnState) -> dict[str, Any]:
-    """The whole turn as JSON-ready plain values: text, usage, metadata, timings, error."""
-    return {
-        "status": state.status,
-        "text": state.text,
-        "reasoning": state.reasoning,
-        "finish_reason": state.finish_reason,
-        "usage": asdict(state.usage) if state.usage is not None else None,
-        "meta": asdict(state.meta) if state.meta is not None else None,
-        "timings": {
-            "ttft": state.ttft,
-            "duration": state.duration,
-            "tokens_per_second": state.tokens_per_second,
-            "tokens_estimated": state.tokens_are_estimated,
-        },
-        "attempts": state.attempt,
-        "error": error_record(state.error) if state.error is not None else None,
-    }
-
-
-def turn_summary(state: TurnState, *, model: str) -> str:
-    """One line of figures: model, TTFT, speed, tokens, neurons, cache status, ids.
-
-    The figures read exactly as in the window's metadata line (``flarechat.core.figures``).
-    """
-    parts = [model]
-    if state.ttft is not None:
-        parts.append(figures.ttft_text(state.ttft))
-    if (speed := state.tokens_per_second) is not None:
-        parts.append(figures.speed_text(speed, estimated=state.tokens_are_estimated))
-    if (usage := state.usage) is not None:
-        tokens = figures.tokens_text(
-            prompt=usage.prompt_tokens,
-            completion=usage.completion_tokens,
-            cached=usage.cached_tokens,
-        )
-        parts += [tokens] if tokens else []
-    if state.neurons is not None:
-        parts.append(figures.neurons_text(state.neurons))
-    if (meta := state.meta) is not None:
-        parts += [f"cache {meta.cache_status}"] if meta.cache_status else []
-        parts += [f"log {meta.log_id}"] if meta.log_id else []
-        parts += [f"request {meta.request_id}"] if meta.request_id else []
-    return figures.SEPARATOR.join(parts)

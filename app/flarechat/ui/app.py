@@ -114,6 +114,7 @@ class Session:
         )
         self.workspace = WorkspaceController(
             chat=self.chat,
+            store=store,
             client=client,
             prefs=prefs,
             catalogue=CatalogueCache(),

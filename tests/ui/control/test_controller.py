@@ -12,8 +12,8 @@ import pytest
 from shell_helpers import MODEL, TOKEN, ChatEnv, chat_env, slow_policy
 
 from flarechat.core.conversation import ROLE_ASSISTANT, ROLE_USER
+from flarechat.core.session import CONTINUE_PROMPT
 from flarechat.emulator import EmulatorServer
-from flarechat.ui.control.chat import CONTINUE_PROMPT
 
 pytestmark = pytest.mark.asyncio
 

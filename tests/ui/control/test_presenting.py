@@ -8,8 +8,9 @@ import pytest
 
 from flarechat.api.events import ResponseMeta, UsageReport
 from flarechat.core.conversation import ROLE_ASSISTANT, Message
-from flarechat.core.turn import TurnState, turn_summary
-from flarechat.ui.control.presenting import meta_line, metrics_line, timings_record
+from flarechat.core.session.records import summary_line, timings_record
+from flarechat.core.turn import Rope, TurnState
+from flarechat.ui.control.presenting import meta_line, metrics_line
 
 
 def _state(*, ttft: float, speed_tokens: int, seconds: float, estimated: bool) -> TurnState:
@@ -18,7 +19,7 @@ def _state(*, ttft: float, speed_tokens: int, seconds: float, estimated: bool) -
     usage = None if estimated else UsageReport(prompt_tokens=12, completion_tokens=speed_tokens)
     state = TurnState(
         status="done",
-        text="x" * speed_tokens * 4,
+        text_rope=Rope.of("x" * speed_tokens * 4),
         started_at=0.0,
         first_token_at=ttft,
         last_token_at=ttft + seconds,
@@ -67,7 +68,7 @@ def test_status_bar_metadata_line_and_cli_summary_print_the_same_figures(
     state = _state(ttft=ttft, speed_tokens=tokens, seconds=seconds, estimated=estimated)
     status = metrics_line(model="@cf/meta/llama-3.3-70b", state=state, neurons_today=12.4)
     line = meta_line(_stored(state))
-    summary = turn_summary(state, model="@cf/meta/llama-3.3-70b")  # what the CLI prints
+    summary = summary_line(state, model="@cf/meta/llama-3.3-70b")  # what the CLI prints
     assert status == f"llama-3.3-70b · {ttft_text} · {speed_text} · 12.40 neurons today"
     tokens = "" if estimated else f"12\N{RIGHTWARDS ARROW}{tokens} tokens · "
     assert line == f"{ttft_text} · {speed_text} · {tokens}1.50 neurons"
@@ -88,4 +89,4 @@ def test_token_counts_read_alike_in_the_window_and_the_cli() -> None:
     message.usage = {"prompt_tokens": 1200, "completion_tokens": 30, "cached_tokens": 1000}
     expected = "1,200\N{RIGHTWARDS ARROW}30 tokens (1,000 cached)"
     assert expected in meta_line(message).split(" · ")
-    assert expected in turn_summary(state, model="m").split(" · ")
+    assert expected in summary_line(state, model="m").split(" · ")

@@ -30,15 +30,13 @@ from flarechat.api.events import (
 from flarechat.core.turn import (
     RetryDecider,
     RetryScheduled,
+    Rope,
     TurnEvent,
     TurnState,
-    error_record,
     fail,
     fold,
     run_turn,
     stop,
-    turn_record,
-    turn_summary,
 )
 
 CONN = Connection(account_id="0" * 32, token=Secret("unit-test-token"))
@@ -213,7 +211,7 @@ def test_retry_scheduled_resets_the_failed_attempts_response() -> None:
 
 
 def test_fold_is_pure() -> None:
-    before = TurnState(text="a")
+    before = TurnState(text_rope=Rope.of("a"))
     after = fold(before, TextDelta("b"), now=1.0)
     assert before.text == "a"
     assert after.text == "ab"
@@ -435,59 +433,3 @@ async def test_real_policy_never_retries_after_text_or_for_the_daily_limit() -> 
     with pytest.raises(DailyAllocationExhausted):
         await collect(daily, policy, sleep)
     assert (after_text.calls, daily.calls, sleep.delays) == (1, 1, [])
-
-
-# --- records and summaries ----------------------------------------------------------------------
-
-
-def test_turn_record_is_plain_json() -> None:
-    meta = ResponseMeta(status_code=200, request_id="r", log_id="l", cache_status="HIT")
-    usage = UsageReport(prompt_tokens=4, completion_tokens=8, cached_tokens=2, neurons=0.5)
-    state = fold_all([(0.0, meta), (1.0, TextDelta("ab")), (2.0, usage), (3.0, Finished("length"))])
-    record = json.loads(json.dumps(turn_record(state)))
-    assert record["status"] == "done"
-    assert record["text"] == "ab"
-    assert record["finish_reason"] == "length"
-    assert record["usage"]["cached_tokens"] == 2
-    assert record["meta"]["cache_status"] == "HIT"
-    assert record["timings"] == {
-        "ttft": 1.0,
-        "duration": 3.0,
-        "tokens_per_second": 4.0,
-        "tokens_estimated": False,
-    }
-    assert record["attempts"] == 1
-    assert record["error"] is None
-
-
-def test_error_record_carries_the_reset_time() -> None:
-    resets = datetime(2026, 1, 2, tzinfo=UTC)
-    error = DailyAllocationExhausted("used up", status=429, code=4006, resets_at=resets)
-    record = turn_record(fail(TurnState(), error))
-    assert record["status"] == "failed"
-    assert record["error"] == {
-        "kind": "daily_limit",
-        "message": "used up",
-        "status": 429,
-        "code": 4006,
-        "request_id": None,
-        "resets_at": "2026-01-02T00:00:00+00:00",
-    }
-    assert error_record(capacity())["resets_at"] is None
-
-
-def test_turn_summary_names_every_known_figure() -> None:
-    meta = ResponseMeta(status_code=200, request_id="req-9", log_id="LOG1", cache_status="MISS")
-    usage = UsageReport(prompt_tokens=1200, completion_tokens=30, cached_tokens=1000, neurons=2.5)
-    state = fold_all(
-        [(10.0, meta), (10.5, TextDelta("x")), (13.5, usage), (13.5, Finished("stop"))]
-    )
-    assert turn_summary(state, model="@cf/m") == (
-        "@cf/m · TTFT 500 ms · 10 tok/s · 1,200→30 tokens (1,000 cached) · 2.50 neurons "
-        "· cache MISS · log LOG1 · request req-9"
-    )
-
-
-def test_turn_summary_marks_estimates_and_skips_the_unknown() -> None:
-    state = fold_all([(0.0, TextDelta("y" * 40)), (1.0, TextDelta("z" * 40))])
-    assert turn_summary(state, model="m") == "m · TTFT <1 ms · ~20 tok/s"

@@ -16,7 +16,7 @@ from flarechat.ui.chat.composer import ComposerWidget
 from flarechat.ui.chat.panels import DemoStrip, FindBar
 from flarechat.ui.control import presenting
 from flarechat.ui.control.chat import ChatController
-from flarechat.ui.transcript.message_view import MessageData
+from flarechat.ui.control.view_data import MessageData
 from flarechat.ui.transcript.transcript import TranscriptView
 
 __all__ = ["ChatPane"]

@@ -1,393 +1,364 @@
-"""The chat controller: what the user asks of replies (send, regenerate, edit, continue,
-branches, the retry banner's actions) and which conversation is on screen.
-
-The reply tasks themselves, their signals and shutdown live in the ``TurnBook`` base class.
-"""
+"""The chat controller: the Qt adapter over ``core.session`` — user intents in, session events
+out as plain-value signals, and which conversation is on screen."""
 
 from __future__ import annotations
 
-import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
-from flarechat.api.errors import CapacityExceeded, ModelUnavailable
-from flarechat.core.conversation import (
-    ROLE_ASSISTANT,
-    ROLE_USER,
-    STATUS_STREAMING,
-    Conversation,
-    ConversationTree,
-    Message,
-    new_id,
-)
+from PySide6.QtCore import QObject, Signal
+
+from flarechat.api.retry import RetryPolicy
+from flarechat.core import session as ev
+from flarechat.core.conversation import ConversationTree, Message
+from flarechat.core.session import ChatSession, SessionBook
+from flarechat.core.session.book import BookStore
 from flarechat.core.store import StoreError
+from flarechat.core.tasks import TaskKeeper
+from flarechat.core.turn import ChatStreamer, TurnState
 from flarechat.ui.control import presenting
-from flarechat.ui.control.reply import CANCEL_RETRY, REQUEUE, STOP, Reply
-from flarechat.ui.control.turn_book import TurnBook
+from flarechat.ui.control.preferences import Preferences
+from flarechat.ui.control.view_data import MessageData
 
-__all__ = ["CONTINUE_PROMPT", "ChatController"]
-
-#: The user message a "Continue" click sends after a reply stopped at max_tokens.
-CONTINUE_PROMPT = "Continue exactly where you stopped."
-#: The error kind of Workers AI being at capacity (429 / 3040): the retry banner's case.
-CAPACITY = CapacityExceeded.kind
-#: Failures another model can fix: picking one (Switch model…) sends the reply again with it.
-SWITCHABLE_FAILURES = frozenset({CapacityExceeded.kind, ModelUnavailable.kind})
+__all__ = ["ChatController"]
 
 
-class ChatController(TurnBook):
-    """Turns user intents into replies; its signals (declared on TurnBook) are plain values.
+class ChatController(QObject):
+    """Turns the user's intents into session calls and session events into signals.
 
-    Signals: see ``TurnBook`` (conversation_opened, message_added, path_changed, turn_started,
-    turn_text_appended, turn_reasoning_appended, turn_finished, turn_failed, retry_scheduled,
-    retry_cleared, busy_changed, model_changed, metrics_changed, …).
+    Signals:
+        conversation_opened(str, list): conversation id, MessageData of its visible path.
+        conversation_stored(str): a draft conversation got its row (the list changed).
+        message_added(str, object): conversation id, MessageData of a new user message.
+        message_updated(object): a MessageData to re-show (e.g. its Continue button went).
+        path_changed(str, str, list): conversation id, the first message no longer shown (it
+            and all after it go), MessageData of the path shown from there on.
+        turn_started(str, str): conversation id, assistant message id: a reply begins.
+        turn_phase_changed(str, str): message id, ``core.session.Phase`` value (held, sent,
+            queued, retry_wait, streaming).
+        siblings_changed(str, int, int): message id, 0-based index, sibling count ("< 1/2 >").
+        turn_text_appended(str, str) / turn_reasoning_appended(str, str): message id, text.
+        turn_finished(str, object): message id, the final MessageData (a failure is a state,
+            never written as the model's words).
+        turn_failed(str, str, str, dict): message id, ErrorKind value, plain-English message,
+            plain values (model, attempts, partial, status, code, retry_after, resets_at).
+        retry_scheduled(str, int, int, float, str, str): message id, failed attempt, max
+            attempts, seconds to the next attempt, model, ErrorKind value.
+        retry_cleared(str): message id: the retry wait is over.
+        busy_changed(bool): whether a reply runs in the current conversation.
+        model_changed(str): the current conversation's model.
+        metrics_changed(str): the status bar's metrics line.
+        composer_text_requested(str): put this text in the composer (edit flows).
+        editing_changed(bool): whether the next send replaces an earlier message (a branch).
+        store_problem(str): the database failed; a plain-English sentence for a banner.
+        store_recovered(): what the database failed to save is now written.
     """
+
+    conversation_opened = Signal(str, list)
+    conversation_stored = Signal(str)
+    message_added = Signal(str, object)
+    message_updated = Signal(object)
+    path_changed = Signal(str, str, list)
+    turn_started = Signal(str, str)
+    turn_phase_changed = Signal(str, str)
+    siblings_changed = Signal(str, int, int)
+    turn_text_appended = Signal(str, str)
+    turn_reasoning_appended = Signal(str, str)
+    turn_finished = Signal(str, object)
+    turn_failed = Signal(str, str, str, dict)
+    retry_scheduled = Signal(str, int, int, float, str, str)
+    retry_cleared = Signal(str)
+    busy_changed = Signal(bool)
+    model_changed = Signal(str)
+    metrics_changed = Signal(str)
+    composer_text_requested = Signal(str)
+    editing_changed = Signal(bool)
+    store_problem = Signal(str)
+    store_recovered = Signal()
+
+    def __init__(
+        self,
+        *,
+        client: ChatStreamer,
+        store: BookStore,
+        prefs: Preferences,
+        policy_factory: Callable[[], RetryPolicy] = RetryPolicy,
+        clock: Callable[[], float] = time.monotonic,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._prefs = prefs
+        self._book = SessionBook(
+            client=client,
+            store=store,
+            settings=prefs,
+            listener=self._on_event,
+            policy_factory=policy_factory,
+            clock=clock,
+        )
+        self._jobs = TaskKeeper("chat")
+        self._last_problem: str | None = None
+        self._shown_metrics: tuple[str, TurnState | None] | None = None
+
+    # -- queries ---------------------------------------------------------------------------
+
+    @property
+    def session(self) -> ChatSession | None:
+        """The conversation on screen."""
+        return self._book.current
+
+    @property
+    def current_id(self) -> str | None:
+        return self.session.id if self.session is not None else None
+
+    def current_tree(self) -> ConversationTree | None:
+        return self.session.tree if self.session is not None else None
+
+    def current_model(self) -> str:
+        return self.session.model() if self.session is not None else self._prefs.default_model()
+
+    def is_stored(self, conversation_id: str) -> bool:
+        session = self._book.session(conversation_id)
+        return session is None or session.stored  # only drafts are held in memory
+
+    def is_running(self, message_id: str) -> bool:
+        return message_id in self._book.running_turns()
+
+    def is_shown(self, message_id: str) -> bool:
+        """Whether this message belongs to the conversation on screen."""
+        return self.session is not None and message_id in self.session.tree
+
+    def is_busy(self) -> bool:
+        return self.session is not None and self.session.is_busy
+
+    def running_turns(self) -> list[str]:
+        return self._book.running_turns()
+
+    def pending_retry(self) -> tuple[str, int, int, float, str, str] | None:
+        """The current conversation's retry countdown, to re-show its banner after a switch."""
+        plan = self.session.pending_retry() if self.session is not None else None
+        if plan is None:
+            return None
+        return (plan.message_id, plan.attempt, plan.max_attempts, plan.delay, plan.model, plan.kind)
+
+    def path_view(self, conversation_id: str) -> list[MessageData]:
+        session = self._book.session(conversation_id)
+        return self._views(session, session.tree.path()) if session is not None else []
+
+    def _views(self, session: ChatSession, shown: Sequence[Message]) -> list[MessageData]:
+        last = shown[-1].id if shown else None
+        return [self._view(session, m, is_last=m.id == last) for m in shown]
+
+    def _view(
+        self, session: ChatSession, message: Message, *, is_last: bool | None = None
+    ) -> MessageData:
+        data = presenting.message_data(session.tree, message, is_last=is_last)
+        live = session.live_text(message.id)
+        return data if live is None else replace(data, content=live[0], reasoning=live[1])
 
     # -- conversations ---------------------------------------------------------------------
 
     def new_conversation(self) -> str:
         """Show a draft conversation (it is stored with its first message)."""
-        settings = self._prefs.settings
-        conversation = Conversation(
-            id=new_id(), model=settings.last_model, system_prompt=settings.default_system_prompt
-        )
-        self._trees[conversation.id] = ConversationTree(conversation)
-        self._show(conversation.id)
-        return conversation.id
+        return self._opened(self._book.new_conversation())
 
     async def open_conversation(self, conversation_id: str, *, at: str | None = None) -> bool:
         """Load (unless in memory) and show a stored conversation; False if it can't be read.
 
         ``at``: a message to be shown (a search hit); the branch holding it is chosen first.
         """
-        if conversation_id not in self._trees:
-            try:
-                tree = await self.writer.store.load_tree(conversation_id)
-            except StoreError as error:
-                self.writer.report(error)
-                return False
-            self._trees[conversation_id] = tree
-            self.writer.stored.add(conversation_id)
-        tree = self._trees[conversation_id]
-        if at is not None and at in tree:
-            self._choose_branch(tree, at)
-        self._show(conversation_id)
+        session = await self._book.open_conversation(conversation_id)
+        if session is None:
+            return False
+        if at is not None and at in session.tree:
+            session.choose_branch(at)
+        self._opened(session)
         return True
 
-    def _show(self, conversation_id: str) -> None:
-        self.cancel_edit()
-        self._current = conversation_id
-        busy = set(self._owners.values())
-        for other in [c for c in self._trees if c != conversation_id and c not in busy]:
-            del self._trees[other]  # only the open and the streaming conversations stay loaded
-        self.conversation_opened.emit(conversation_id, self.path_view(conversation_id))
+    def _opened(self, session: ChatSession) -> str:
+        self.conversation_opened.emit(session.id, self.path_view(session.id))
         self.model_changed.emit(self.current_model())
-        self.busy_changed.emit(self.is_busy())
+        self.busy_changed.emit(session.is_busy)
+        return session.id
 
     def forget(self, conversation_id: str) -> None:
         """A conversation was deleted: drop it from memory (stop its replies first)."""
-        self._trees.pop(conversation_id, None)
-        self._failed.pop(conversation_id, None)
-        if conversation_id == self._current:
-            self._current = None
+        self._book.forget(conversation_id)
 
     async def stop_conversation(self, conversation_id: str) -> None:
         """Stop every reply running in one conversation and wait until they are saved."""
-        ids = [m for m, owner in self._owners.items() if owner == conversation_id]
-        await asyncio.gather(*(self._cancel(m, STOP) for m in ids))
+        if (session := self._book.session(conversation_id)) is not None:
+            await session.stop_all()
 
     def set_model(self, model: str) -> None:
-        """Use ``model`` for the current conversation (saved with it) and as the last used.
-
-        A reply of this conversation held up by capacity moves to ``model`` at once (the retry
-        banner's Switch model…): see ``_move_capacity_reply``.
-        """
+        """Use ``model`` for the current conversation and as the last used; a reply held up
+        by capacity moves to it at once (the retry banner's Switch model…)."""
         self._prefs.settings.last_model = model
         self._jobs.spawn(self._prefs.save(), name="save-settings")
-        tree = self.current_tree()
-        if tree is not None:
-            tree.conversation.model = model
-            self._save_conversation(tree, "save-model", model=model)
         self.model_changed.emit(model)
-        if tree is not None:
-            self._move_capacity_reply(tree, model)
-
-    def _move_capacity_reply(self, tree: ConversationTree, model: str) -> None:
-        """Send the reply waiting to retry on capacity (or whose retry budget is spent, or that
-        failed because its model is unavailable) again at once with ``model``: the pending
-        retries end, the same message gets a new attempt, and its stored model and request
-        record become the new ones. Nothing else changes."""
-        reply = self._retrying_here()
-        retry = reply.state.last_retry if reply is not None else None
-        if reply is not None and retry is not None:
-            if retry.error.kind == CAPACITY and reply.request.model != model:
-                reply.message.model = model
-                self._requeue(reply, reject_if_busy=None)
-            return
-        failed = self._failed_here()
-        if failed is None or failed not in tree:
-            return
-        message = tree.get(failed)
-        if (message.error or {}).get("kind") in SWITCHABLE_FAILURES and message.model != model:
-            message.model = model
-            self._rerun(failed, reject_if_busy=None)
+        self._show_metrics(model, None)
+        if self.session is not None:
+            self.session.set_model(model)
 
     def set_options(self, system_prompt: str, params: dict[str, Any]) -> None:
-        """The current conversation's system prompt and parameters (saved with it)."""
-        tree = self.current_tree()
-        if tree is None:
-            return
-        tree.conversation.system_prompt = system_prompt
-        tree.conversation.params = dict(params)
-        self._save_conversation(
-            tree, "save-options", system_prompt=system_prompt, params=dict(params)
-        )
+        if self.session is not None:
+            self.session.set_options(system_prompt, params)
 
-    # -- sending ---------------------------------------------------------------------------
+    # -- intents on the current conversation -----------------------------------------------
 
     def send(self, text: str) -> str | None:
-        """Send ``text`` in the current conversation; returns the reply's message id.
-
-        While an edit is pending, the new message becomes a sibling of the edited one (a new
-        branch; the old one is kept). Ignored while a reply runs in this conversation.
-        """
-        text = text.strip()
-        if not text or self.is_busy():
-            return None
-        if self._current is None:
+        if self.session is None:
             self.new_conversation()
-        tree = self._trees[str(self._current)]
-        edited = self._editing.pop(tree.conversation.id, None)
-        if edited is not None:
-            self.editing_changed.emit(False)
-            parent_id = tree.get(edited).parent_id
-        else:
-            last = tree.last()
-            parent_id = last.id if last is not None else None
-        user = self._add_user(tree, text, parent_id=parent_id, replaces=edited)
-        return self._begin_reply(tree, user, store_first=[user])
-
-    def _add_user(
-        self, tree: ConversationTree, text: str, *, parent_id: str | None, replaces: str | None
-    ) -> Message:
-        previous = tree.last()
-        conversation_id = tree.conversation.id
-        user = Message(new_id(), conversation_id, parent_id, ROLE_USER, text)
-        tree.add(user)
-        if replaces is not None:
-            self.path_changed.emit(conversation_id, replaces, [self._view(tree, user)])
-            return user
-        if previous is not None and previous.role == ROLE_ASSISTANT:
-            self.message_updated.emit(self._view(tree, previous))  # its Continue button goes
-        self.message_added.emit(conversation_id, self._view(tree, user))
-        return user
-
-    def _begin_reply(
-        self, tree: ConversationTree, parent: Message, *, store_first: list[Message]
-    ) -> str:
-        conversation = tree.conversation
-        assistant = Message(
-            id=new_id(),
-            conversation_id=conversation.id,
-            parent_id=parent.id,
-            role=ROLE_ASSISTANT,
-            content="",
-            status=STATUS_STREAMING,
-            model=conversation.model or self._prefs.settings.last_model,
-        )
-        tree.add(assistant)
-        self._start(assistant, self._send_flow(tree, assistant, store_first=store_first))
-        self.turn_started.emit(conversation.id, assistant.id)
-        index, count = tree.sibling_position(assistant.id)
-        if count > 1:
-            self.siblings_changed.emit(assistant.id, index - 1, count)
-        return assistant.id
-
-    # -- stop, regenerate, edit, continue, branches ----------------------------------------
+        return self.session.send(text) if self.session is not None else None
 
     def regenerate(self, message_id: str) -> str | None:
-        """A new reply to the same user message, as a sibling: the old reply stays a branch."""
-        tree = self.current_tree()
-        if tree is None or message_id not in tree or self.is_busy():
-            return None
-        message = tree.get(message_id)
-        if message.role != ROLE_ASSISTANT or message.parent_id is None:
-            return None
-        self.path_changed.emit(tree.conversation.id, message_id, [])
-        return self._begin_reply(tree, tree.get(message.parent_id), store_first=[])
-
-    def start_edit(self, message_id: str) -> None:
-        """Put a user message in the composer; the next send makes a new branch from it."""
-        tree = self.current_tree()
-        if tree is None or message_id not in tree or tree.get(message_id).role != ROLE_USER:
-            return
-        self._editing[tree.conversation.id] = message_id
-        self.composer_text_requested.emit(tree.get(message_id).content)
-        self.editing_changed.emit(True)
-
-    def edit_last(self) -> None:
-        """Up in an empty composer: edit the last user message on the path."""
-        tree = self.current_tree()
-        users = [m for m in tree.path() if m.role == ROLE_USER] if tree is not None else []
-        if users:
-            self.start_edit(users[-1].id)
-
-    def cancel_edit(self) -> None:
-        if self._current is not None and self._editing.pop(self._current, None) is not None:
-            self.editing_changed.emit(False)
+        return self.session.regenerate(message_id) if self.session is not None else None
 
     def continue_reply(self, message_id: str) -> str | None:
-        """Continue a reply cut at max_tokens, as a new user turn and a new assistant message.
-
-        A new message rather than text appended to the old one, because every assistant
-        message keeps the exact request, usage and timings that produced it: appending would
-        mix two requests' records, and a failed continuation could put the saved text at
-        risk. The "Continue" user message is stored too, so the tree shows what the model saw.
-        """
-        tree = self.current_tree()
-        if tree is None or message_id not in tree or self.is_busy():
-            return None
-        if not presenting.message_data(tree, tree.get(message_id)).can_continue:
-            return None
-        user = self._add_user(tree, CONTINUE_PROMPT, parent_id=message_id, replaces=None)
-        return self._begin_reply(tree, user, store_first=[user])
-
-    def switch_branch(self, message_id: str, step: int) -> None:
-        """Show the previous (-1) or next (+1) sibling of a message, and its branch."""
-        tree = self.current_tree()
-        if tree is None or message_id not in tree:
-            return
-        siblings = [m.id for m in tree.siblings(message_id)]
-        index = siblings.index(message_id) + step
-        if not 0 <= index < len(siblings):
-            return
-        tree.select(siblings[index])
-        path = tree.path()
-        start = next(i for i, m in enumerate(path) if m.id == siblings[index])
-        shown = self._views(tree, path[start:])
-        self.path_changed.emit(tree.conversation.id, message_id, shown)
-        self._save_selection(tree)
+        return self.session.continue_reply(message_id) if self.session is not None else None
 
     def reveal(self, message_id: str) -> bool:
-        """Put a message of the open conversation on screen (a search hit, a find match).
+        return self.session is not None and self.session.reveal(message_id)
 
-        On a branch that is not shown (an earlier version of an edited message, a regenerated
-        reply's older sibling), that branch is chosen and saved, as with the 1/2 switcher. A reply
-        streaming on the branch left keeps running and is saved; it is only off screen.
-        False when the message is not in the open conversation.
-        """
-        tree = self.current_tree()
-        if tree is None or message_id not in tree:
-            return False
-        before = self._choose_branch(tree, message_id)
-        if before is not None:
-            after = tree.path()
-            pairs = enumerate(zip(before, after, strict=False))
-            fork = next((i for i, (a, b) in pairs if a.id != b.id), len(before))
-            first = before[fork].id if fork < len(before) else after[fork].id
-            self.path_changed.emit(tree.conversation.id, first, self._views(tree, after[fork:]))
-        return True
+    def start_edit(self, message_id: str) -> None:
+        if self.session is not None:
+            self.session.start_edit(message_id)
 
-    def _choose_branch(self, tree: ConversationTree, message_id: str) -> list[Message] | None:
-        """Choose the branch holding a message (saved); the path shown before, or None when
-        the message was on it already."""
-        chain = tree.path_to(message_id)
-        chosen = (tree.chosen_child(m.parent_id) for m in chain)
-        if all(c is not None and c.id == m.id for c, m in zip(chosen, chain, strict=True)):
-            return None
-        before = tree.path()
-        tree.select(message_id)
-        self._save_selection(tree)
-        return before
+    def edit_last(self) -> None:
+        if self.session is not None:
+            self.session.edit_last()
 
-    def _save_selection(self, tree: ConversationTree) -> None:
-        self._save_conversation(tree, "save-branch", selected=dict(tree.selected))
+    def cancel_edit(self) -> None:
+        if self.session is not None:
+            self.session.cancel_edit()
 
-    def _save_conversation(self, tree: ConversationTree, job: str, **fields: Any) -> None:
-        """Save some fields of a stored conversation in a kept background job."""
-        if tree.conversation.id in self.writer.stored:
-            self._jobs.spawn(self._update_conversation(tree.conversation.id, fields), name=job)
+    def switch_branch(self, message_id: str, step: int) -> None:
+        if self.session is not None:
+            self.session.switch_branch(message_id, step)
 
-    async def _update_conversation(self, conversation_id: str, fields: dict[str, Any]) -> None:
-        # The store call is made here, not by the caller: a save cancelled at quit before it
-        # started then leaves no coroutine unawaited (a RuntimeWarning at shutdown).
-        await self.writer.guard(self.writer.store.update_conversation(conversation_id, **fields))
-
-    # -- the retry banner's actions --------------------------------------------------------
+    def stop(self, message_id: str | None = None) -> None:
+        if self.session is not None:
+            self.session.stop(message_id)
 
     def retry_now(self) -> None:
-        """Cut the countdown short; after the retry budget, send the failed reply again."""
-        reply = self._retrying_here()
-        if reply is not None:
-            reply.sleep.cut()
-        else:
-            self.retry_failed()
+        if self.session is not None:
+            self.session.retry_now()
 
     def wait_in_queue(self) -> None:
-        """Send the reply again once with "Reject if busy" off: wait in Cloudflare's queue."""
-        reply = self._retrying_here()
-        if reply is not None:
-            self._requeue(reply, reject_if_busy=False)
-        elif (failed := self._failed_here()) is not None:
-            self._rerun(failed, reject_if_busy=False)
+        if self.session is not None:
+            self.session.wait_in_queue()
 
     def cancel_retry(self) -> None:
-        """Stop retrying: the reply is marked failed with its error; nothing is invented."""
-        reply = self._retrying_here()
-        if reply is not None:
-            self._jobs.spawn(self._cancel(reply.message.id, CANCEL_RETRY), name="cancel-retry")
-        elif self._current is not None:
-            self._failed.pop(self._current, None)
+        if self.session is not None:
+            self.session.cancel_retry()
 
     def retry_failed(self, message_id: str | None = None) -> None:
-        """Retry a failed or interrupted reply: in place when it has no text, else as a sibling
-        (an interrupted reply's partial text is kept as its own branch)."""
-        target = message_id or self._failed_here()
-        tree = self.current_tree()
-        if target is None or tree is None or target not in tree or self.is_busy():
-            return
-        message = tree.get(target)
-        if message.content or message.reasoning:
-            self.regenerate(target)
-        else:
-            self._rerun(target, reject_if_busy=None)
+        if self.session is not None:
+            self.session.retry_failed(message_id)
 
-    def _requeue(self, reply: Reply, *, reject_if_busy: bool | None) -> None:
-        """Send a reply waiting to retry again at once (Wait in queue, Switch model…). Its task
-        is cancelled now, while it has no text; a switched model shows the reply anew."""
-        task = self._tasks.get(reply.message.id)
-        if task is None:
+    # -- session events become signals -----------------------------------------------------
+
+    def _on_event(self, event: ev.SessionEvent) -> None:
+        session = self._book.session(event.conversation_id)
+        if isinstance(event, ev.TextAppended):
+            self.turn_text_appended.emit(event.message_id, event.text)
+        elif isinstance(event, ev.ReasoningAppended):
+            self.turn_reasoning_appended.emit(event.message_id, event.text)
+        elif isinstance(event, ev.MessageAdded) and session is not None:
+            self.message_added.emit(event.conversation_id, self._view(session, event.message))
+        elif isinstance(event, ev.MessageChanged) and session is not None:
+            self.message_updated.emit(self._view(session, event.message))
+        elif isinstance(event, ev.PathChanged) and session is not None:
+            shown = self._views(session, event.shown)
+            self.path_changed.emit(event.conversation_id, event.first_gone, shown)
+        elif isinstance(event, ev.TurnStarted):
+            self.turn_started.emit(event.conversation_id, event.message_id)
+        elif isinstance(event, ev.PhaseChanged):
+            self.turn_phase_changed.emit(event.message_id, str(event.phase))
+        elif isinstance(event, ev.SiblingsChanged):
+            self.siblings_changed.emit(event.message_id, event.index, event.count)
+        elif isinstance(event, ev.RetryPlanned):
+            self.retry_scheduled.emit(
+                event.message_id, event.attempt, event.max_attempts, event.delay,
+                event.model, str(event.kind),
+            )  # fmt: skip
+        elif isinstance(event, ev.RetryOver):
+            self.retry_cleared.emit(event.message_id)
+        elif isinstance(event, ev.TurnProgress) and session is self.session:
+            self._show_metrics(event.model, event.state)
+        elif isinstance(event, ev.TurnFinished):
+            self._finished(session, event)
+        elif isinstance(event, ev.TurnFailed):
+            self.turn_failed.emit(event.message_id, str(event.kind), event.message, event.extra)
+        elif isinstance(event, ev.BusyChanged) and session is self.session:
+            self.busy_changed.emit(event.busy)
+        elif isinstance(event, ev.ConversationStored):
+            self.conversation_stored.emit(event.conversation_id)
+        elif isinstance(event, ev.EditingChanged):
+            self._editing(event)
+        elif isinstance(event, ev.StoreTrouble):
+            self._store_trouble(event)
+
+    def _finished(self, session: ChatSession | None, event: ev.TurnFinished) -> None:
+        self._book.count_neurons(event.state)
+        if session is not None and event.message.id in session.tree:
+            self.turn_finished.emit(event.message.id, self._view(session, event.message))
+        if session is self.session:
+            self._show_metrics(event.model, event.state)
+        self.refresh_neurons()  # the saved reply is in the database now: count from there
+
+    def _editing(self, event: ev.EditingChanged) -> None:
+        if event.text is not None:
+            self.composer_text_requested.emit(event.text)
+        self.editing_changed.emit(event.editing)
+
+    def _store_trouble(self, event: ev.StoreTrouble) -> None:
+        if event.problem is None:
+            self._last_problem = None
+            self.store_recovered.emit()
             return
-        reply.outcome = REQUEUE
-        task.cancel()
-        self._jobs.spawn(
-            self._resend(task, reply, reject_if_busy=reject_if_busy), name="requeue-reply"
+        text = event.problem
+        if event.unsaved:
+            text += " Unsaved messages are kept and will be saved once the database works again."
+        self.report_store_problem(text)
+
+    def report_store_problem(self, problem: StoreError | str) -> None:
+        """Say once per distinct problem that the database failed (for a banner)."""
+        text = str(problem)
+        if text != self._last_problem:
+            self._last_problem = text
+            self.store_problem.emit(text)
+
+    # -- the status line -------------------------------------------------------------------
+
+    def refresh_neurons(self) -> None:
+        """Re-read "neurons today" from the store (start-up, after each reply)."""
+        self._jobs.spawn(self._load_neurons(), name="neurons-today")
+
+    async def _load_neurons(self) -> None:
+        if await self._book.load_neurons() is not None:
+            model, state = self._shown_metrics or (self.current_model(), None)
+            self._show_metrics(model, state)
+
+    def _show_metrics(self, model: str, state: TurnState | None) -> None:
+        self._shown_metrics = (model, state)
+        today = self._book.neurons_today()
+        self.metrics_changed.emit(
+            presenting.metrics_line(model=model, state=state, neurons_today=today)
         )
 
-    async def _resend(
-        self, task: asyncio.Task[None], reply: Reply, *, reject_if_busy: bool | None
-    ) -> None:
-        await asyncio.gather(task, return_exceptions=True)
-        message = reply.message
-        if reply.banner_shown:
-            reply.banner_shown = False
-            self.retry_cleared.emit(message.id)
-        tree = self._trees.get(reply.conversation_id)
-        if tree is None or message.id in self._tasks:
-            return
-        switched = message.model != reply.request.model
-        if switched:
-            self.path_changed.emit(tree.conversation.id, message.id, [])
-        self._start(message, self._rerun_flow(tree, message, reject_if_busy=reject_if_busy))
-        if switched:
-            self.turn_started.emit(tree.conversation.id, message.id)
+    # -- lifetime --------------------------------------------------------------------------
 
-    def _rerun(self, message_id: str, *, reject_if_busy: bool | None) -> None:
-        tree = self.current_tree()
-        if tree is None or message_id not in tree or self.is_busy():
-            return
-        message = tree.get(message_id)
-        message.status, message.error, message.finish_reason = STATUS_STREAMING, None, None
-        self._failed.pop(tree.conversation.id, None)
-        self.path_changed.emit(tree.conversation.id, message_id, [])
-        self._start(message, self._rerun_flow(tree, message, reject_if_busy=reject_if_busy))
-        self.turn_started.emit(tree.conversation.id, message_id)
+    async def shutdown(self) -> None:
+        """Quit: stop every reply (partial text saved as "stopped"), then every job."""
+        await self._book.shutdown()
+        await self._jobs.aclose()
+
+    async def drain(self) -> None:
+        """Wait until no reply or job runs (tests)."""
+        while self._book.running_turns() or len(self._jobs):
+            await self._book.drain()
+            await self._jobs.drain()
+        await self._book.drain()

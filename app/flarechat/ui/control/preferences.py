@@ -161,6 +161,13 @@ class Preferences:
     def reject_if_busy(self) -> bool:
         return self.settings.reject_if_busy
 
+    def default_model(self) -> str:
+        """The model of new conversations: the last one used."""
+        return self.settings.last_model
+
+    def default_system_prompt(self) -> str:
+        return self.settings.default_system_prompt
+
     def sampling(self, params: Mapping[str, object]) -> SamplingParams:
         """Per-conversation parameters over the defaults from Settings."""
         max_tokens = params.get(PARAM_MAX_TOKENS)

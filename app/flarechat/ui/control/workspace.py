@@ -23,12 +23,12 @@ from flarechat.api.tokens import TokenCheck
 from flarechat.core import export
 from flarechat.core.catalogue import CatalogueCache
 from flarechat.core.connect import ConfigurationError
-from flarechat.core.store import StoreError
+from flarechat.core.store import AsyncChatStore, StoreError
+from flarechat.core.tasks import TaskKeeper
 from flarechat.settings.resolve import DEFAULT_API_BASE
 from flarechat.settings.schema import Settings
 from flarechat.ui.control.chat import ChatController
 from flarechat.ui.control.preferences import DemoBackend, Preferences
-from flarechat.ui.control.tasks import TaskKeeper
 from flarechat.ui.settings.dialog import VerifyInput
 
 __all__ = ["CatalogueClient", "WorkspaceController"]
@@ -79,6 +79,7 @@ class WorkspaceController(QObject):
         self,
         *,
         chat: ChatController,
+        store: AsyncChatStore,
         client: CatalogueClient,
         prefs: Preferences,
         catalogue: CatalogueCache,
@@ -87,6 +88,7 @@ class WorkspaceController(QObject):
     ) -> None:
         super().__init__(parent)
         self.chat = chat
+        self._store = store
         self.prefs = prefs
         self._client = client
         self._catalogue = catalogue
@@ -116,9 +118,9 @@ class WorkspaceController(QObject):
 
     async def _list(self) -> None:
         try:
-            summaries = await self.chat.writer.store.list_conversations()
+            summaries = await self._store.list_conversations()
         except StoreError as error:
-            self.chat.writer.report(error)
+            self.chat.report_store_problem(error)
             return
         self._titles = {s.id: s.title for s in summaries}
         self.conversations_changed.emit(summaries)
@@ -143,18 +145,18 @@ class WorkspaceController(QObject):
         tree = self.chat.current_tree()
         if tree is not None and tree.conversation.id == conversation_id:
             tree.conversation.title = title
-        update = self.chat.writer.store.update_conversation(conversation_id, title=title)
+        update = self._store.update_conversation(conversation_id, title=title)
         self._spawn(self._then_list(update), "rename")
 
     def set_pinned(self, conversation_id: str, pinned: bool) -> None:
         tree = self.chat.current_tree()
         if tree is not None and tree.conversation.id == conversation_id:
             tree.conversation.pinned = pinned
-        update = self.chat.writer.store.update_conversation(conversation_id, pinned=pinned)
+        update = self._store.update_conversation(conversation_id, pinned=pinned)
         self._spawn(self._then_list(update), "pin")
 
     async def _then_list(self, call: Coroutine[Any, Any, Any]) -> None:
-        if await self.chat.writer.guard(call):
+        if await self._guard(call):
             await self._list()
 
     def delete(self, conversation_id: str) -> None:
@@ -164,9 +166,7 @@ class WorkspaceController(QObject):
     async def _delete(self, conversation_id: str) -> None:
         await self.chat.stop_conversation(conversation_id)
         title = self._titles.get(conversation_id, "Conversation")
-        if not await self.chat.writer.guard(
-            self.chat.writer.store.delete_conversation(conversation_id)
-        ):
+        if not await self._guard(self._store.delete_conversation(conversation_id)):
             return
         was_current = self.chat.current_id == conversation_id
         self.chat.forget(conversation_id)
@@ -179,8 +179,8 @@ class WorkspaceController(QObject):
         self._spawn(self._restore(conversation_id), "undo-delete")
 
     async def _restore(self, conversation_id: str) -> None:
-        store = self.chat.writer.store
-        if await self.chat.writer.guard(store.restore_conversation(conversation_id)):
+        store = self._store
+        if await self._guard(store.restore_conversation(conversation_id)):
             await self._list()
             await self.chat.open_conversation(conversation_id)
 
@@ -194,9 +194,9 @@ class WorkspaceController(QObject):
 
     async def _search(self, query: str, serial: int) -> None:
         try:
-            hits = await self.chat.writer.store.search(query, SEARCH_LIMIT)
+            hits = await self._store.search(query, SEARCH_LIMIT)
         except StoreError as error:
-            self.chat.writer.report(error)
+            self.chat.report_store_problem(error)
             return
         if serial == self._search_serial:
             self.search_results.emit(hits)
@@ -214,9 +214,9 @@ class WorkspaceController(QObject):
             return
         conversation_id = tree.conversation.id
         try:
-            hits = await self.chat.writer.store.search(query, None, conversation_id=conversation_id)
+            hits = await self._store.search(query, None, conversation_id=conversation_id)
         except StoreError as error:
-            self.chat.writer.report(error)
+            self.chat.report_store_problem(error)
             return
         if serial == self._find_serial and self.chat.current_id == conversation_id:
             self.find_results.emit(query, [h.message_id for h in hits if h.message_id in tree])
@@ -228,7 +228,7 @@ class WorkspaceController(QObject):
 
     async def _export_one(self, conversation_id: str, *, path: Path, fmt: str) -> None:
         try:
-            tree = await self.chat.writer.store.load_tree(conversation_id)
+            tree = await self._store.load_tree(conversation_id)
             if fmt == "markdown":
                 text = export.conversation_to_markdown(tree)
             else:
@@ -244,7 +244,7 @@ class WorkspaceController(QObject):
 
     async def _export_all(self, path: Path) -> None:
         try:
-            data = await self.chat.writer.store.run(export.export_all)
+            data = await self._store.run(export.export_all)
             text = json.dumps(data, ensure_ascii=False, indent=1)
             await asyncio.to_thread(path.write_text, text, encoding="utf-8")
         except (StoreError, OSError) as error:
@@ -258,7 +258,7 @@ class WorkspaceController(QObject):
     async def _import_all(self, path: Path) -> None:
         try:
             text = await asyncio.to_thread(path.read_text, encoding="utf-8")
-            report = await self.chat.writer.store.run(export.import_all, json.loads(text))
+            report = await self._store.run(export.import_all, json.loads(text))
         except (StoreError, OSError, ValueError) as error:
             self.notice.emit("error", "Import failed", str(error), [])
             return
@@ -366,3 +366,12 @@ class WorkspaceController(QObject):
 
     async def drain(self) -> None:
         await self._jobs.drain()
+
+    async def _guard(self, call: Coroutine[Any, Any, Any]) -> bool:
+        """Await a store call; False (and a report) when the database failed."""
+        try:
+            await call
+        except StoreError as error:
+            self.chat.report_store_problem(error)
+            return False
+        return True

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from typing import TypeVar, cast
 
@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from flarechat.ui.control.view_data import MessageData
 from flarechat.ui.shared.icons import APP_ICON, icon
 from flarechat.ui.shared.theme import current_palette, fill_rounded, named
 from flarechat.ui.transcript.markdown_view import MarkdownView
@@ -58,31 +59,6 @@ _LOG_LINK = "flarechat:copy-log-id"
 #: Parts below the header, in layout order; each is created the first time it is needed.
 _PART_ORDER = ("reasoning", "typing", "body", "plain", "marker", "error", "continue", "meta")
 W = TypeVar("W", bound=QWidget)
-
-
-@dataclass(frozen=True, slots=True)
-class MessageData:
-    """Plain values the transcript shows for one message (no Qt, no api objects).
-
-    ``role``: "user" | "assistant" | "system". ``status``: "waiting" | "streaming" | "done" |
-    "stopped" | "interrupted" | "failed". ``meta_line`` is already formatted ("TTFT 0.42 s ·
-    38 tok/s · …"); the log id is added as a copy link (or linked in place if the line has it).
-    ``sibling_index`` is 0-based: index 0 of count 2 shows "< 1/2 >".
-    """
-
-    id: str
-    role: str
-    content: str = ""
-    reasoning: str = ""
-    status: str = "done"
-    model: str = ""
-    finish_reason: str | None = None
-    meta_line: str = ""
-    log_id: str | None = None
-    error_text: str | None = None
-    can_continue: bool = True
-    sibling_index: int = 0
-    sibling_count: int = 1
 
 
 def status_marker(status: str, note: str | None = None) -> str:

@@ -333,7 +333,7 @@ class MainWindow(QMainWindow):
 
     def ask_export(self, conversation_id: str | None, fmt: str) -> None:
         target = conversation_id or self.chat.current_id
-        if target is None or target not in self.chat.writer.stored:
+        if target is None or not self.chat.is_stored(target):
             self.statusBar().showMessage("Nothing to export yet.", STATUS_MESSAGE_MS)
             return
         window_dialogs.ask_export(self, self.workspace, conversation_id=target, fmt=fmt)

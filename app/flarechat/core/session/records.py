@@ -1,0 +1,179 @@
+"""The one record builder: what a turn leaves behind (request, usage, metadata, timings) and
+the line of figures the window and the CLI both print from it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict
+from datetime import datetime
+from typing import Any
+
+from flarechat.api.config import ChatRequest, Connection, GatewayOptions, Route
+from flarechat.api.errors import WorkersAIError
+from flarechat.core import figures
+from flarechat.core.turn import TurnState
+
+__all__ = [
+    "QUEUE_SHOWN_FROM",
+    "error_record",
+    "figures_text",
+    "meta_record",
+    "reply_record",
+    "request_record",
+    "summary_line",
+    "timings_record",
+    "usage_record",
+]
+
+#: A wait before the server answered is shown from this many seconds on (shorter is latency).
+QUEUE_SHOWN_FROM = 1.0
+_ROLE_SYSTEM = "system"
+
+
+def _gateway_record(options: GatewayOptions) -> dict[str, Any]:
+    default = GatewayOptions()
+    record = {k: v for k, v in asdict(options).items() if v != getattr(default, k)}
+    if "metadata" in record:
+        record["metadata"] = dict(options.metadata)
+    return record
+
+
+def request_record(conn: Connection, request: ChatRequest) -> dict[str, Any]:
+    """The exact request (model, route, endpoint, params, system prompt, gateway options).
+
+    Never a token: only names and values that are safe to export and to show as code.
+    """
+    system = [m.content for m in request.messages if m.role == _ROLE_SYSTEM]
+    uses_gateway = conn.route is not Route.DIRECT
+    return {
+        "model": request.model,
+        "route": conn.route.value,
+        "endpoint": conn.endpoint.value,
+        "api_base": conn.api_base,
+        "gateway_base": conn.gateway_base if conn.route is Route.GATEWAY_URL else None,
+        "gateway_id": conn.gateway_id if uses_gateway else None,
+        "params": {k: v for k, v in asdict(request.params).items() if v is not None},
+        "system_prompt": system[0] if system else "",
+        "message_count": len(request.messages),
+        "reject_if_busy": request.reject_if_busy,
+        "gateway": _gateway_record(request.gateway) if uses_gateway else {},
+        "session_id": request.session_id,
+        "stream": request.stream,
+    }
+
+
+def usage_record(state: TurnState) -> dict[str, Any] | None:
+    if state.usage is None:
+        return None
+    return {k: v for k, v in asdict(state.usage).items() if v is not None}
+
+
+def meta_record(state: TurnState) -> dict[str, Any] | None:
+    if state.meta is None:
+        return None
+    return {k: v for k, v in asdict(state.meta).items() if v is not None}
+
+
+def timings_record(state: TurnState) -> dict[str, Any]:
+    """The turn's timings, rounded as they are shown, all measured from the user's send."""
+    record: dict[str, Any] = {"attempts": state.attempt, "streamed": state.streamed}
+    measures = {
+        "queue_wait": (state.queue_wait, figures.DURATION_DECIMALS),
+        "ttft": (state.ttft, figures.TTFT_DECIMALS),
+        "generation": (state.generation, figures.DURATION_DECIMALS),
+        "duration": (state.duration, figures.DURATION_DECIMALS),
+        "tokens_per_second": (state.tokens_per_second, figures.RATE_DECIMALS),
+    }
+    for name, (value, decimals) in measures.items():
+        if value is not None:
+            record[name] = round(value, decimals)
+    if state.tokens_per_second is not None:
+        record["tokens_estimated"] = state.tokens_are_estimated
+    return record
+
+
+def error_record(error: WorkersAIError) -> dict[str, Any]:
+    """A failure as plain values (for JSON output and the store); never contains a token."""
+    resets_at = getattr(error, "resets_at", None)
+    return {
+        "kind": str(error.kind),
+        "message": error.message,
+        "status": error.status,
+        "code": error.code,
+        "request_id": error.request_id,
+        "resets_at": resets_at.isoformat() if isinstance(resets_at, datetime) else None,
+    }
+
+
+def reply_record(state: TurnState) -> dict[str, Any]:
+    """The whole turn as JSON-ready plain values: text, usage, metadata, timings, error."""
+    return {
+        "status": state.status,
+        "text": state.text,
+        "reasoning": state.reasoning,
+        "finish_reason": state.finish_reason,
+        "usage": usage_record(state),
+        "meta": meta_record(state),
+        "timings": timings_record(state),
+        "attempts": state.attempt,
+        "error": error_record(state.error) if state.error is not None else None,
+    }
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _timing_parts(timings: Mapping[str, Any]) -> list[str]:
+    parts: list[str] = []
+    queue = _number(timings.get("queue_wait"))
+    if queue is not None and queue >= QUEUE_SHOWN_FROM:
+        parts.append(figures.queue_text(queue))
+    if (ttft := _number(timings.get("ttft"))) is not None:
+        parts.append(figures.ttft_text(ttft))
+    elif timings.get("streamed") is False and (total := _number(timings.get("duration"))):
+        parts.append(figures.total_text(total))
+    if (speed := _number(timings.get("tokens_per_second"))) is not None:
+        parts.append(figures.speed_text(speed, estimated=bool(timings.get("tokens_estimated"))))
+    return parts
+
+
+def figures_text(
+    timings: Mapping[str, Any] | None,
+    usage: Mapping[str, Any] | None,
+    meta: Mapping[str, Any] | None,
+) -> str:
+    """queued 4.20 s · TTFT 420 ms · 38 tok/s · 152→418 tokens · 1.98 neurons · cache HIT.
+
+    The same words for the same records wherever they are printed: the window's metadata
+    line reads them from the stored message, the CLI from the records of the turn it ran.
+    """
+    usage, meta = usage or {}, meta or {}
+    parts = _timing_parts(timings or {})
+    tokens = figures.tokens_text(
+        prompt=_count(usage.get("prompt_tokens")),
+        completion=_count(usage.get("completion_tokens")),
+        cached=_count(usage.get("cached_tokens")),
+    )
+    parts += [tokens] if tokens else []
+    neurons = _number(meta.get("neurons"))
+    neurons = neurons if neurons is not None else _number(usage.get("neurons"))
+    if neurons is not None:
+        parts.append(figures.neurons_text(neurons))
+    if isinstance(cache := meta.get("cache_status"), str) and cache:
+        parts.append(f"cache {cache}")
+    return figures.SEPARATOR.join(parts)
+
+
+def summary_line(state: TurnState, *, model: str) -> str:
+    """The CLI's closing line: the model, the figures line, then the ids support asks for."""
+    line = figures_text(timings_record(state), usage_record(state), meta_record(state))
+    parts = [model, *([line] if line else [])]
+    if (meta := state.meta) is not None:
+        parts += [f"log {meta.log_id}"] if meta.log_id else []
+        parts += [f"request {meta.request_id}"] if meta.request_id else []
+    return figures.SEPARATOR.join(parts)

@@ -1,0 +1,83 @@
+"""One running reply: its request, its turn state, its retry wait and why it was cancelled."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from flarechat.api.config import ChatRequest, Connection
+from flarechat.api.errors import DailyAllocationExhausted, WorkersAIError
+from flarechat.core.conversation import Message
+from flarechat.core.turn import TurnState
+
+__all__ = ["CuttableSleep", "Outcome", "Reply", "failure_extra"]
+
+
+class Outcome(StrEnum):
+    """Why a reply's task was cancelled; decides how it is finalised."""
+
+    STOP = "stop"  # the user (or quitting) stopped it: kept as "stopped"
+    REQUEUE = "requeue"  # sent again at once (Wait in queue, Switch model…): nothing to keep
+    CANCEL_RETRY = "cancel-retry"  # Cancel on the retry banner: kept as "failed"
+
+
+class CuttableSleep:
+    """The wait between attempts: ``delay`` seconds unless ``cut()`` (Retry now) ends it."""
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+
+    async def __call__(self, delay: float) -> None:
+        self._event.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._event.wait(), delay)
+
+    def cut(self) -> None:
+        self._event.set()
+
+
+@dataclass(eq=False)
+class Reply:
+    """One assistant message being produced (or waiting to retry)."""
+
+    message: Message
+    conn: Connection
+    request: ChatRequest
+    state: TurnState
+    sleep: CuttableSleep = field(default_factory=CuttableSleep)
+    outcome: Outcome | None = None
+    banner_shown: bool = False
+    retry_deadline: float | None = None
+    #: lengths of text and reasoning at the last save (the timer saves only when they grew)
+    saved: tuple[int, int] = (0, 0)
+
+    @property
+    def model(self) -> str:
+        return self.request.model
+
+    @property
+    def waiting_to_retry(self) -> bool:
+        return self.state.status == "waiting" and self.state.last_retry is not None
+
+    def take_text(self) -> bool:
+        """Copy the text so far onto the message; False when nothing new came since."""
+        lengths = (len(self.state.text_rope), len(self.state.reasoning_rope))
+        if lengths == self.saved:
+            return False
+        self.saved = lengths
+        self.message.content, self.message.reasoning = self.state.text, self.state.reasoning
+        return True
+
+
+def failure_extra(error: WorkersAIError, *, model: str, attempts: int) -> dict[str, Any]:
+    """Plain values about a failure for its banner (never the token)."""
+    extra: dict[str, Any] = {"model": model, "attempts": attempts}
+    for name in ("status", "code", "retry_after", "request_id"):
+        if (value := getattr(error, name, None)) is not None:
+            extra[name] = value
+    if isinstance(error, DailyAllocationExhausted):
+        extra["resets_at"] = error.resets_at.isoformat()
+    return extra

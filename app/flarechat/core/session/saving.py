@@ -1,0 +1,167 @@
+"""Saving one conversation: every write either lands or is kept in memory and written again
+when the database works, so one failed write never loses a conversation."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from flarechat.core.conversation import DEFAULT_TITLE, ROLE_USER, Conversation, Message, auto_title
+from flarechat.core.store import UNSET, NotFound, StoreError, Unset
+
+__all__ = ["RECOVERY_INTERVAL", "ConversationSaver", "SessionStore"]
+
+log = logging.getLogger(__name__)
+
+#: Seconds between attempts to write what a failed save kept in memory.
+RECOVERY_INTERVAL = 2.0
+
+
+class SessionStore(Protocol):
+    """The part of ``core.store.AsyncChatStore`` a session writes through."""
+
+    async def create_conversation(
+        self, conversation: Conversation | None = None
+    ) -> Conversation: ...
+    async def add_message(self, message: Message) -> None: ...
+    async def save_partial(self, message_id: str, content: str, reasoning: str) -> None: ...
+    async def finalise_message(self, message: Message) -> None: ...
+    async def update_conversation(
+        self,
+        conversation_id: str,
+        *,
+        title: str | Unset = UNSET,
+        pinned: bool | Unset = UNSET,
+        model: str | Unset | None = UNSET,
+        system_prompt: str | Unset = UNSET,
+        params: dict[str, Any] | Unset = UNSET,
+        selected: dict[str | None, str] | Unset = UNSET,
+    ) -> object: ...
+
+
+#: Reports a failure (its plain words and how many messages wait), or recovery (None, 0).
+TroubleReport = Callable[[str | None, int], None]
+
+
+class ConversationSaver:
+    """Writes one conversation's rows, in order: the conversation, then each message.
+
+    A message whose write fails is kept (latest version) with everything after it, and
+    ``flush`` writes them all in order once the store answers again; ``report`` hears about
+    the failure once and about the recovery once.
+    """
+
+    def __init__(
+        self,
+        store: SessionStore,
+        conversation: Conversation,
+        *,
+        stored: bool,
+        report: TroubleReport,
+    ) -> None:
+        self._store = store
+        self._conversation = conversation
+        self.stored = stored  # the conversation has its row
+        self._report = report
+        self._unsaved: dict[str, Message] = {}  # insertion order = write order (parents first)
+        self._partial: set[str] = set()  # kept messages whose row may already exist
+        self._fields: dict[str, Any] = {}
+        self._failing = False
+        self._problem: str | None = None
+        self._lock = asyncio.Lock()
+
+    @property
+    def unsaved(self) -> int:
+        """How many messages are waiting in memory for the database."""
+        return len(self._unsaved)
+
+    async def add(self, messages: list[Message]) -> bool:
+        """Store new messages (creating the conversation row, titled from its first words);
+        True when the conversation row was created by this call."""
+        for message in messages:
+            self._unsaved[message.id] = message
+        return await self.flush()
+
+    async def save_partial(self, message: Message) -> None:
+        """The text so far of a streaming reply."""
+        self._partial.add(message.id)
+        self._unsaved[message.id] = message
+        await self.flush()
+
+    async def finalise(self, message: Message) -> None:
+        """A message's final record (status, usage, timings…), whether or not it has a row."""
+        self._unsaved[message.id] = message
+        await self.flush()
+
+    async def update(self, **fields: Any) -> None:
+        """Save some of the conversation's own fields (a draft keeps them until created)."""
+        if not self.stored:
+            return
+        self._fields.update(fields)
+        await self.flush()
+
+    async def flush(self) -> bool:
+        """Write what is waiting, in order; True when this call created the conversation."""
+        async with self._lock:
+            created = False
+            try:
+                if not self.stored and self._unsaved:
+                    await self._create()
+                    created = True
+                while self._unsaved:
+                    message = next(iter(self._unsaved.values()))
+                    await self._write(message)
+                    del self._unsaved[message.id]
+                    self._partial.discard(message.id)
+                if self._fields:
+                    fields, self._fields = self._fields, {}
+                    await self._store.update_conversation(self._conversation.id, **fields)
+            except StoreError as error:
+                self._trouble(error)
+                return created
+            if self._failing:
+                self._failing = False
+                self._report(None, 0)
+            return created
+
+    async def keep_trying(self, interval: float = RECOVERY_INTERVAL) -> None:
+        """Flush every ``interval`` seconds until nothing waits (run as a kept task)."""
+        while self._unsaved or self._fields:
+            await asyncio.sleep(interval)
+            await self.flush()
+
+    @property
+    def failing(self) -> bool:
+        return self._failing
+
+    async def _create(self) -> None:
+        conversation = self._conversation
+        first = next((m for m in self._unsaved.values() if m.role == ROLE_USER), None)
+        if first is not None and conversation.title == DEFAULT_TITLE:
+            conversation.title = auto_title(first.content)
+        await self._store.create_conversation(conversation)
+        self.stored = True
+
+    async def _write(self, message: Message) -> None:
+        """Add the row, or update it when an earlier (maybe cancelled) add already made it."""
+        if message.id in self._partial:
+            try:
+                await self._store.save_partial(message.id, message.content, message.reasoning)
+                return
+            except NotFound:
+                pass
+            await self._store.add_message(message)
+            return
+        try:
+            await self._store.finalise_message(message)
+        except NotFound:
+            await self._store.add_message(message)
+
+    def _trouble(self, error: StoreError) -> None:
+        log.warning("store problem (%d unsaved): %s", len(self._unsaved), error)
+        first = not self._failing or str(error) != self._problem
+        self._failing, self._problem = True, str(error)
+        if first:  # said once per problem, not once per batch
+            self._report(str(error), len(self._unsaved))

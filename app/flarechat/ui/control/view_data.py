@@ -1,0 +1,33 @@
+"""View data: the plain values controllers hand to widgets (no Qt, no api objects), so
+controller modules never import a widget module."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["MessageData"]
+
+
+@dataclass(frozen=True, slots=True)
+class MessageData:
+    """Plain values the transcript shows for one message (no Qt, no api objects).
+
+    ``role``: "user" | "assistant" | "system". ``status``: "waiting" | "streaming" | "done" |
+    "stopped" | "interrupted" | "failed". ``meta_line`` is already formatted ("TTFT 0.42 s ·
+    38 tok/s · …"); the log id is added as a copy link (or linked in place if the line has it).
+    ``sibling_index`` is 0-based: index 0 of count 2 shows "< 1/2 >".
+    """
+
+    id: str
+    role: str
+    content: str = ""
+    reasoning: str = ""
+    status: str = "done"
+    model: str = ""
+    finish_reason: str | None = None
+    meta_line: str = ""
+    log_id: str | None = None
+    error_text: str | None = None
+    can_continue: bool = True
+    sibling_index: int = 0
+    sibling_count: int = 1

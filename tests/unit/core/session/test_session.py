@@ -1,0 +1,300 @@
+"""ChatSession's turn flows on plain asyncio: the emulator over loopback, real SQLite, no Qt."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from session_helpers import (
+    MODEL,
+    OTHER_MODEL,
+    Settings,
+    emulator_conn,
+    session_env,
+    slow_policy,
+)
+
+from flarechat.api.errors import ErrorKind
+from flarechat.core.session import (
+    CONTINUE_PROMPT,
+    BusyChanged,
+    ConversationStored,
+    EditingChanged,
+    MessageAdded,
+    ModelGate,
+    PathChanged,
+    Phase,
+    PhaseChanged,
+    RetryOver,
+    RetryPlanned,
+    SiblingsChanged,
+    TextAppended,
+    TurnFailed,
+    TurnStarted,
+)
+from flarechat.emulator.server import EmulatorServer
+
+def _rejected(emulator: EmulatorServer) -> list[bool]:
+    """For each generation request so far: did it ask to be rejected when busy?"""
+    flags = []
+    for request in emulator.state.requests:
+        if "/ai/run/" in request.path and isinstance(request.json, dict):
+            options = request.json.get("options") or {}
+            flags.append(bool(options.get("rejectIfBusy")))
+    return flags
+
+
+@pytest.mark.asyncio
+async def test_send_commits_the_user_message_then_streams_and_saves_the_reply(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    settings = Settings(emulator_conn(emulator), busy=True)
+    async with session_env(emulator, tmp_path, settings=settings) as env:
+        reply_id = env.session.send("Hello there")
+        assert reply_id is not None
+        done = await env.events.finished(reply_id)
+        assert done.message.status == "done"
+        assert done.message.content
+        text = "".join(e.text for e in env.events.of(TextAppended))
+        assert text == done.message.content
+        kinds = [type(e) for e in env.events.seen]
+        assert kinds.index(MessageAdded) < kinds.index(TurnStarted) < kinds.index(TextAppended)
+        assert env.events.of(ConversationStored)
+        assert [e.busy for e in env.events.of(BusyChanged)] == [True, False]
+        phases = [e.phase for e in env.events.of(PhaseChanged)]
+        assert phases == [Phase.SENT, Phase.STREAMING]
+        stored = await env.store.load_tree(env.session.id)
+        assert [m.role for m in stored.path()] == ["user", "assistant"]
+        assert stored.get(reply_id).content == done.message.content
+        assert stored.get(reply_id).request is not None
+        assert stored.get(reply_id).timings is not None
+
+
+@pytest.mark.asyncio
+async def test_regenerate_keeps_the_old_reply_as_a_branch(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    async with session_env(emulator, tmp_path) as env:
+        first = env.session.send("Pick a colour")
+        assert first is not None
+        await env.events.finished(first)
+        second = env.session.regenerate(first)
+        assert second is not None and second != first
+        await env.events.finished(second)
+        siblings = env.events.of(SiblingsChanged)
+        assert (siblings[-1].message_id, siblings[-1].index, siblings[-1].count) == (second, 1, 2)
+        assert env.events.of(PathChanged)[-1].first_gone == first
+        tree = await env.store.load_tree(env.session.id)
+        assert [m.id for m in tree.siblings(second)] == [first, second]
+
+
+@pytest.mark.asyncio
+async def test_edit_and_resend_makes_a_branch_of_the_user_message(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    async with session_env(emulator, tmp_path) as env:
+        reply = env.session.send("Name a fruit")
+        assert reply is not None
+        await env.events.finished(reply)
+        user = env.session.tree.path()[0]
+        env.session.start_edit(user.id)
+        assert env.events.of(EditingChanged)[-1].text == "Name a fruit"
+        again = env.session.send("Name a vegetable")
+        assert again is not None
+        await env.events.finished(again)
+        path = env.session.tree.path()
+        assert path[0].content == "Name a vegetable"
+        assert [m.content for m in env.session.tree.siblings(path[0].id)] == [
+            "Name a fruit",
+            "Name a vegetable",
+        ]
+        assert env.events.of(PathChanged)[-1].first_gone == user.id
+        env.session.switch_branch(path[0].id, -1)
+        assert env.session.tree.path()[0].id == user.id
+
+
+@pytest.mark.asyncio
+async def test_continue_after_length_sends_a_new_turn(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    settings = Settings(emulator_conn(emulator), max_tokens=6)
+    async with session_env(emulator, tmp_path, settings=settings) as env:
+        first = env.session.send("Write a long answer")
+        assert first is not None
+        done = await env.events.finished(first)
+        assert done.message.finish_reason == "length"
+        follow = env.session.continue_reply(first)
+        assert follow is not None
+        await env.events.finished(follow)
+        path = env.session.tree.path()
+        assert [m.role for m in path] == ["user", "assistant", "user", "assistant"]
+        assert path[2].content == CONTINUE_PROMPT
+        assert env.session.continue_reply(first) is None  # no longer the last message
+
+
+@pytest.mark.asyncio
+async def test_capacity_retries_are_reported_then_succeed(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    settings = Settings(emulator_conn(emulator), busy=True)
+    async with session_env(emulator, tmp_path, settings=settings) as env:
+        emulator.state.hold_slots(MODEL, 600)
+        reply_id = env.session.send("Hello")
+        assert reply_id is not None
+        plan = await env.events.wait(RetryPlanned)
+        assert (plan.message_id, plan.attempt, plan.model) == (reply_id, 1, MODEL)
+        assert plan.kind is ErrorKind.CAPACITY
+        assert plan.max_attempts == 4
+        emulator.state.advance_time(601)
+        done = await env.events.finished(reply_id)
+        assert done.message.status == "done"
+        assert env.events.of(RetryOver)
+        assert Phase.RETRY_WAIT in [e.phase for e in env.events.of(PhaseChanged)]
+        assert done.message.timings is not None
+        assert done.message.timings["attempts"] >= 2
+
+
+@pytest.mark.asyncio
+async def test_wait_in_queue_resends_once_without_reject_if_busy(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    settings = Settings(emulator_conn(emulator), busy=True)
+    async with session_env(emulator, tmp_path, settings=settings, policy_factory=slow_policy()) as env:
+        emulator.state.hold_slots(MODEL, 600)
+        reply_id = env.session.send("Hello")
+        assert reply_id is not None
+        await env.events.wait(RetryPlanned)
+        assert env.session.pending_retry() is not None
+        env.session.wait_in_queue()
+        await env.events.wait(PhaseChanged, lambda e: e.phase is Phase.QUEUED)
+        while not any(e.action == "queued" for e in emulator.state.capacity_log):
+            await asyncio.sleep(0.01)
+        emulator.state.advance_time(601)
+        done = await env.events.finished(reply_id, "done")
+        assert done.message.request is not None
+        assert done.message.request["reject_if_busy"] is False
+        assert _rejected(emulator) == [True, False]
+
+
+@pytest.mark.asyncio
+async def test_switch_model_resends_a_reply_held_up_by_capacity(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    settings = Settings(emulator_conn(emulator), busy=True)
+    async with session_env(emulator, tmp_path, settings=settings, policy_factory=slow_policy()) as env:
+        emulator.state.hold_slots(MODEL, 600)
+        reply_id = env.session.send("Hello")
+        assert reply_id is not None
+        await env.events.wait(RetryPlanned)
+        env.session.set_model(OTHER_MODEL)
+        done = await env.events.finished(reply_id, "done")
+        assert done.message.model == OTHER_MODEL
+        assert done.message.request is not None
+        assert done.message.request["model"] == OTHER_MODEL
+        assert env.session.tree.conversation.model == OTHER_MODEL
+
+
+@pytest.mark.asyncio
+async def test_cancel_retry_marks_the_reply_failed_without_a_banner(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    settings = Settings(emulator_conn(emulator), busy=True)
+    async with session_env(emulator, tmp_path, settings=settings, policy_factory=slow_policy()) as env:
+        emulator.state.hold_slots(MODEL, 600)
+        reply_id = env.session.send("Hello")
+        assert reply_id is not None
+        await env.events.wait(RetryPlanned)
+        env.session.cancel_retry()
+        done = await env.events.finished(reply_id)
+        assert done.message.status == "failed"
+        assert done.message.error is not None
+        assert done.message.error["kind"] == "capacity"
+        assert not env.events.of(TurnFailed)
+
+
+@pytest.mark.asyncio
+async def test_spent_retry_budget_fails_then_retry_now_resends_in_place(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    settings = Settings(emulator_conn(emulator), busy=True)
+    async with session_env(emulator, tmp_path, settings=settings) as env:
+        emulator.state.hold_slots(MODEL, 600)
+        reply_id = env.session.send("Hello")
+        assert reply_id is not None
+        failed = await env.events.wait(TurnFailed)
+        assert (failed.message_id, failed.kind, failed.extra["attempts"]) == (
+            reply_id,
+            ErrorKind.CAPACITY,
+            4,
+        )
+        emulator.state.advance_time(601)
+        env.session.retry_now()
+        done = await env.events.finished(reply_id, "done")
+        assert done.message.content
+
+
+@pytest.mark.asyncio
+async def test_stop_keeps_the_partial_text(emulator: EmulatorServer, tmp_path: Path) -> None:
+    emulator.state.set_tokens_per_second(40)
+    async with session_env(emulator, tmp_path) as env:
+        reply_id = env.session.send("Tell me a long story")
+        assert reply_id is not None
+        await env.events.wait(TextAppended)
+        env.session.stop()
+        done = await env.events.finished(reply_id)
+        assert done.message.status == "stopped"
+        assert done.message.content
+        stored = await env.store.load_tree(env.session.id)
+        assert stored.get(reply_id).content == done.message.content
+
+
+@pytest.mark.asyncio
+async def test_no_account_fails_the_reply_with_a_config_kind(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    async with session_env(emulator, tmp_path, settings=Settings(None)) as env:
+        reply_id = env.session.send("Hello")
+        assert reply_id is not None
+        failed = await env.events.wait(TurnFailed)
+        assert failed.kind is ErrorKind.CONFIG
+        done = await env.events.finished(reply_id)
+        assert done.message.status == "failed"
+        await env.session.drain()
+        stored = await env.store.load_tree(env.session.id)
+        assert stored.get(reply_id).status == "failed"  # the user's words and the attempt stay
+
+
+@pytest.mark.asyncio
+async def test_sessions_stream_at_once_and_share_only_the_gate(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    gate = ModelGate(per_model=1)
+    emulator.state.set_tokens_per_second(200)
+    settings = Settings(emulator_conn(emulator), busy=True)
+    async with session_env(emulator, tmp_path, gate=gate, settings=settings) as env:
+        other = env.new_session(gate=gate, model=OTHER_MODEL)
+        third = env.new_session(gate=gate)
+        ids = [s.send("Hello") for s in (env.session, other, third)]
+        assert None not in ids
+        held = await env.events.wait(PhaseChanged, lambda e: e.phase is Phase.HELD)
+        assert held.conversation_id == third.id  # same model as the first: waits its turn
+        for reply_id in ids:
+            assert reply_id is not None
+            await env.events.finished(reply_id, "done")
+        sent = [e for e in env.events.of(PhaseChanged) if e.conversation_id == third.id]
+        assert [e.phase for e in sent][:2] == [Phase.HELD, Phase.SENT]
+        for session in (other, third):
+            await session.shutdown()
+
+
+def test_importing_the_session_loads_no_qt() -> None:
+    code = (
+        "import sys, flarechat.core.session, flarechat.core.session.book; "
+        "bad = [m for m in sys.modules if m.startswith(('PySide6', 'qasync'))]; "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
