@@ -36,6 +36,7 @@ from flarechat.core.session.session import (
     CONTINUE_PROMPT,
     SWITCHABLE_FAILURES,
     ChatSession,
+    ColumnSpec,
     TurnSettings,
     can_continue,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "SWITCHABLE_FAILURES",
     "BusyChanged",
     "ChatSession",
+    "ColumnSpec",
     "ConversationStored",
     "EditingChanged",
     "MessageAdded",

@@ -8,8 +8,9 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from contextlib import aclosing
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from flarechat.api.config import Connection, GatewayOptions, SamplingParams
@@ -70,6 +71,7 @@ __all__ = [
     "FINISH_LENGTH",
     "SWITCHABLE_FAILURES",
     "ChatSession",
+    "ColumnSpec",
     "TurnSettings",
     "can_continue",
 ]
@@ -81,6 +83,16 @@ CONTINUE_PROMPT = "Continue exactly where you stopped."
 FINISH_LENGTH = "length"
 #: Failures another model can fix: picking one (Switch model…) sends the reply again with it.
 SWITCHABLE_FAILURES = frozenset({ErrorKind.CAPACITY, ErrorKind.MODEL})
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnSpec:
+    """What one compare column sends: its model and, when set, its own sampling parameters
+    and system prompt (else the conversation's)."""
+
+    model: str
+    params: Mapping[str, Any] | None = None
+    system_prompt: str | None = None
 
 
 class TurnSettings(Protocol):
@@ -142,6 +154,7 @@ class ChatSession:
         self._recovering: asyncio.Task[Any] | None = None
         self._failed: str | None = None  # the failed reply a banner acts on
         self._editing: str | None = None  # the user message the next send replaces
+        self._columns: dict[str, ColumnSpec] = {}  # compare replies: their column's settings
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -223,7 +236,42 @@ class ChatSession:
         self._emit(MessageAdded(self.id, user))
         return user
 
-    def _begin_reply(self, parent: Message, *, store_first: list[Message]) -> str:
+    def send_compare(
+        self,
+        text: str,
+        columns: Sequence[ColumnSpec],
+        *,
+        after: Sequence[str | None] | None = None,
+    ) -> list[str] | None:
+        """Send one prompt to every column at once; returns each column's reply id, in order.
+
+        The first round shares one user message and its replies are siblings (the columns);
+        a follow-up (``after``: each column's last reply id) continues each column's own
+        branch. Every reply runs, retries and fails on its own. None when busy or empty.
+        """
+        text = text.strip()
+        if not text or not columns or self.is_busy:
+            return None
+        if after is not None and len(after) != len(columns):
+            raise ValueError("A follow-up needs one previous reply per column.")
+        self.cancel_edit()
+        if after is None:
+            last = self.tree.last()
+            user = self._add_user(text, parent_id=last.id if last else None, replaces=None)
+            users = [user] * len(columns)
+        else:
+            users = [self._add_user(text, parent_id=p, replaces=None) for p in after]
+        replies: list[str] = []
+        for index, (user, column) in enumerate(zip(users, columns, strict=True)):
+            first = after is not None or index == 0
+            replies.append(
+                self._begin_reply(user, store_first=[user] if first else [], column=column)
+            )
+        return replies
+
+    def _begin_reply(
+        self, parent: Message, *, store_first: list[Message], column: ColumnSpec | None = None
+    ) -> str:
         sent_at = self._clock()
         assistant = Message(
             id=new_id(),
@@ -232,8 +280,10 @@ class ChatSession:
             role=ROLE_ASSISTANT,
             content="",
             status=STATUS_STREAMING,
-            model=self.model(),
+            model=column.model if column is not None else self.model(),
         )
+        if column is not None:
+            self._columns[assistant.id] = column
         self.tree.add(assistant)
         flow = self._send_flow(assistant, store_first=store_first, sent_at=sent_at)
         self._start(assistant, flow)
@@ -271,11 +321,14 @@ class ChatSession:
         except ConfigurationError as error:
             self._fail_unsent(message, text=" ".join(error.problems))
             return None
+        column = self._columns.get(message.id)
+        params = column.params if column is not None and column.params is not None else None
+        system = column.system_prompt if column is not None else None
         request = build_request(
             model=message.model or settings.default_model(),
             history=self.tree.path_to(message.parent_id) if message.parent_id else [],
-            system_prompt=conversation.system_prompt,
-            params=settings.sampling(conversation.params),
+            system_prompt=conversation.system_prompt if system is None else system,
+            params=settings.sampling(conversation.params if params is None else params),
             reject_if_busy=settings.reject_if_busy() if reject_if_busy is None else reject_if_busy,
             gateway=settings.gateway_options(),
             session_id=conversation.id,
@@ -592,49 +645,60 @@ class ChatSession:
 
     # -- the retry banner's actions --------------------------------------------------------
 
-    def _retrying(self) -> Reply | None:
+    def _retrying(self, message_id: str | None = None) -> Reply | None:
+        """The reply waiting to retry: ``message_id``'s, or the first one (one-reply chats)."""
+        if message_id is not None:
+            reply = self._replies.get(message_id)
+            return reply if reply is not None and reply.waiting_to_retry else None
         return next((r for r in self._replies.values() if r.waiting_to_retry), None)
 
-    def retry_now(self) -> None:
+    def retry_now(self, message_id: str | None = None) -> None:
         """Cut the countdown short; after the retry budget, send the failed reply again."""
-        reply = self._retrying()
+        reply = self._retrying(message_id)
         if reply is not None:
             reply.sleep.cut()
         else:
-            self.retry_failed()
+            self.retry_failed(message_id)
 
-    def wait_in_queue(self) -> None:
+    def wait_in_queue(self, message_id: str | None = None) -> None:
         """Send the reply again once with "Reject if busy" off: wait in Cloudflare's queue."""
-        reply = self._retrying()
+        reply = self._retrying(message_id)
+        failed = message_id or self._failed
         if reply is not None:
             self._requeue(reply, reject_if_busy=False)
-        elif self._failed is not None:
-            self._rerun(self._failed, reject_if_busy=False)
+        elif failed is not None:
+            self._rerun(failed, reject_if_busy=False)
 
-    def switch_model(self, model: str) -> None:
+    def switch_model(self, model: str, message_id: str | None = None) -> None:
         """Send the reply waiting on capacity (or failed because its model is unavailable)
         again at once with ``model``: its retries end and its record becomes the new one."""
-        reply = self._retrying()
+        reply = self._retrying(message_id)
         retry = reply.state.last_retry if reply is not None else None
         if reply is not None and retry is not None:
             if retry.error.kind == ErrorKind.CAPACITY and reply.model != model:
                 reply.message.model = model
+                self._retarget(reply.message.id, model)
                 self._requeue(reply, reject_if_busy=None)
             return
-        failed = self._failed
+        failed = message_id or self._failed
         if failed is None or failed not in self.tree:
             return
         message = self.tree.get(failed)
         if (message.error or {}).get("kind") in SWITCHABLE_FAILURES and message.model != model:
             message.model = model
+            self._retarget(failed, model)
             self._rerun(failed, reject_if_busy=None)
 
-    def cancel_retry(self) -> None:
+    def _retarget(self, message_id: str, model: str) -> None:
+        if (column := self._columns.get(message_id)) is not None:
+            self._columns[message_id] = replace(column, model=model)
+
+    def cancel_retry(self, message_id: str | None = None) -> None:
         """Stop retrying: the reply is marked failed with its error; nothing is invented."""
-        reply = self._retrying()
+        reply = self._retrying(message_id)
         if reply is not None:
             self._jobs.spawn(self._cancel(reply.message.id, Outcome.CANCEL_RETRY), name="cancel")
-        else:
+        elif message_id is None or message_id == self._failed:
             self._failed = None
 
     def retry_failed(self, message_id: str | None = None) -> None:
@@ -676,7 +740,8 @@ class ChatSession:
             self._emit(TurnStarted(self.id, message.id))
 
     def _rerun(self, message_id: str, *, reject_if_busy: bool | None) -> None:
-        if message_id not in self.tree or self.is_busy:
+        # Only this reply must be idle: a compare column is retried while others stream.
+        if message_id not in self.tree or message_id in self._tasks:
             return
         message = self.tree.get(message_id)
         message.status, message.error, message.finish_reason = STATUS_STREAMING, None, None

@@ -94,7 +94,7 @@ class Events:
         return [e for e in self.seen if isinstance(e, kind)]
 
     async def wait(
-        self, kind: type[_E], match: Callable[[_E], bool] = lambda _e: True, timeout: float = 20
+        self, kind: type[_E], match: Callable[[_E], bool] = lambda _e: True, *, within: float = 20
     ) -> _E:
         async def find() -> _E:
             while True:
@@ -104,13 +104,20 @@ class Events:
                 self._changed.clear()
                 await self._changed.wait()
 
-        return await asyncio.wait_for(find(), timeout)
+        return await asyncio.wait_for(find(), within)
 
     async def finished(self, message_id: str, status: str | None = None) -> TurnFinished:
         def done(e: TurnFinished) -> bool:
             return e.message.id == message_id and (status is None or e.message.status == status)
 
         return await self.wait(TurnFinished, done)
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    """Poll state that lives in the emulator's thread (it has no event to await)."""
+    async with asyncio.timeout(10):
+        while not condition():  # noqa: ASYNC110 - another thread's state, no event to wait on
+            await asyncio.sleep(0.01)
 
 
 @dataclass
@@ -124,7 +131,7 @@ class Harness:
         """Another conversation sharing the client and store (and a gate, if passed)."""
         return ChatSession(
             ConversationTree(Conversation(id=new_id(), model=kwargs.pop("model", MODEL))),
-            client=self.session._client,  # noqa: SLF001 - the same client, as in the app
+            client=self.session._client,
             store=self.store,
             settings=self.settings,
             listener=self.events,
@@ -180,4 +187,5 @@ __all__ = [
     "fast_policy",
     "session_env",
     "slow_policy",
+    "until",
 ]

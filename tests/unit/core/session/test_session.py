@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -15,12 +14,14 @@ from session_helpers import (
     emulator_conn,
     session_env,
     slow_policy,
+    until,
 )
 
 from flarechat.api.errors import ErrorKind
 from flarechat.core.session import (
     CONTINUE_PROMPT,
     BusyChanged,
+    ColumnSpec,
     ConversationStored,
     EditingChanged,
     MessageAdded,
@@ -36,6 +37,7 @@ from flarechat.core.session import (
     TurnStarted,
 )
 from flarechat.emulator.server import EmulatorServer
+
 
 def _rejected(emulator: EmulatorServer) -> list[bool]:
     """For each generation request so far: did it ask to be rejected when busy?"""
@@ -82,7 +84,8 @@ async def test_regenerate_keeps_the_old_reply_as_a_branch(
         assert first is not None
         await env.events.finished(first)
         second = env.session.regenerate(first)
-        assert second is not None and second != first
+        assert second is not None
+        assert second != first
         await env.events.finished(second)
         siblings = env.events.of(SiblingsChanged)
         assert (siblings[-1].message_id, siblings[-1].index, siblings[-1].count) == (second, 1, 2)
@@ -162,7 +165,9 @@ async def test_wait_in_queue_resends_once_without_reject_if_busy(
     emulator: EmulatorServer, tmp_path: Path
 ) -> None:
     settings = Settings(emulator_conn(emulator), busy=True)
-    async with session_env(emulator, tmp_path, settings=settings, policy_factory=slow_policy()) as env:
+    async with session_env(
+        emulator, tmp_path, settings=settings, policy_factory=slow_policy()
+    ) as env:
         emulator.state.hold_slots(MODEL, 600)
         reply_id = env.session.send("Hello")
         assert reply_id is not None
@@ -170,8 +175,7 @@ async def test_wait_in_queue_resends_once_without_reject_if_busy(
         assert env.session.pending_retry() is not None
         env.session.wait_in_queue()
         await env.events.wait(PhaseChanged, lambda e: e.phase is Phase.QUEUED)
-        while not any(e.action == "queued" for e in emulator.state.capacity_log):
-            await asyncio.sleep(0.01)
+        await until(lambda: any(e.action == "queued" for e in emulator.state.capacity_log))
         emulator.state.advance_time(601)
         done = await env.events.finished(reply_id, "done")
         assert done.message.request is not None
@@ -184,7 +188,9 @@ async def test_switch_model_resends_a_reply_held_up_by_capacity(
     emulator: EmulatorServer, tmp_path: Path
 ) -> None:
     settings = Settings(emulator_conn(emulator), busy=True)
-    async with session_env(emulator, tmp_path, settings=settings, policy_factory=slow_policy()) as env:
+    async with session_env(
+        emulator, tmp_path, settings=settings, policy_factory=slow_policy()
+    ) as env:
         emulator.state.hold_slots(MODEL, 600)
         reply_id = env.session.send("Hello")
         assert reply_id is not None
@@ -202,7 +208,9 @@ async def test_cancel_retry_marks_the_reply_failed_without_a_banner(
     emulator: EmulatorServer, tmp_path: Path
 ) -> None:
     settings = Settings(emulator_conn(emulator), busy=True)
-    async with session_env(emulator, tmp_path, settings=settings, policy_factory=slow_policy()) as env:
+    async with session_env(
+        emulator, tmp_path, settings=settings, policy_factory=slow_policy()
+    ) as env:
         emulator.state.hold_slots(MODEL, 600)
         reply_id = env.session.send("Hello")
         assert reply_id is not None
@@ -298,3 +306,79 @@ def test_importing_the_session_loads_no_qt() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.asyncio
+async def test_compare_columns_run_alone_and_one_waiting_for_capacity_blocks_none(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    settings = Settings(emulator_conn(emulator), busy=True)
+    async with session_env(
+        emulator, tmp_path, settings=settings, policy_factory=slow_policy()
+    ) as env:
+        emulator.state.hold_slots(MODEL, 600)  # the first column's model is at capacity
+        columns = [
+            ColumnSpec(MODEL),
+            ColumnSpec(OTHER_MODEL, params={"max_tokens": 64}),
+            ColumnSpec(OTHER_MODEL, system_prompt="Answer like a pirate."),
+        ]
+        ids = env.session.send_compare("Name a colour", columns)
+        assert ids is not None
+        assert len(set(ids)) == 3
+        plan = await env.events.wait(RetryPlanned)
+        assert plan.message_id == ids[0]
+        for other in ids[1:]:
+            assert (await env.events.finished(other, "done")).message.content
+        assert env.session.is_running(ids[0])  # still waiting; the others did not wait for it
+        env.session.cancel_retry(ids[0])
+        failed = await env.events.finished(ids[0], "failed")
+        assert failed.message.error is not None
+        tree = await env.store.load_tree(env.session.id)
+        assert [m.id for m in tree.siblings(ids[0])] == ids
+        assert [tree.get(i).model for i in ids] == [MODEL, OTHER_MODEL, OTHER_MODEL]
+        second, third = (tree.get(i).request or {} for i in ids[1:])
+        assert second["params"]["max_tokens"] == 64
+        assert third["system_prompt"] == "Answer like a pirate."
+
+
+@pytest.mark.asyncio
+async def test_compare_follow_ups_continue_each_column_and_the_winner_is_chosen(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    async with session_env(emulator, tmp_path) as env:
+        columns = [ColumnSpec(MODEL), ColumnSpec(OTHER_MODEL)]
+        first = env.session.send_compare("Hello", columns)
+        assert first is not None
+        for reply_id in first:
+            await env.events.finished(reply_id, "done")
+        follow = env.session.send_compare("And again", columns, after=first)
+        assert follow is not None
+        for before, reply_id in zip(first, follow, strict=True):
+            done = await env.events.finished(reply_id, "done")
+            user = env.session.tree.get(done.message.parent_id or "")
+            assert (user.content, user.parent_id) == ("And again", before)
+        env.session.choose_branch(follow[1])  # continue with the winner
+        assert env.session.tree.path()[-1].id == follow[1]
+        assert env.session.tree.path()[1].id == first[1]
+
+
+@pytest.mark.asyncio
+async def test_retry_now_for_one_column_leaves_the_other_waiting(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    settings = Settings(emulator_conn(emulator), busy=True)
+    async with session_env(
+        emulator, tmp_path, settings=settings, policy_factory=slow_policy()
+    ) as env:
+        emulator.state.hold_slots(MODEL, 600)
+        emulator.state.hold_slots(OTHER_MODEL, 600)
+        ids = env.session.send_compare("Hi", [ColumnSpec(MODEL), ColumnSpec(OTHER_MODEL)])
+        assert ids is not None
+        for reply_id in ids:
+            await env.events.wait(RetryPlanned, lambda e, m=reply_id: e.message_id == m)
+        emulator.state.set_slots(OTHER_MODEL, 4)
+        emulator.state.hold_slots(OTHER_MODEL, 0)
+        env.session.retry_now(ids[1])
+        await env.events.finished(ids[1], "done")
+        assert env.session.is_running(ids[0])
+        assert env.session.pending_retry() is not None
