@@ -13,7 +13,7 @@ from flarechat.api.errors import AuthenticationFailed
 from flarechat.api.models import ModelInfo
 from flarechat.core.catalogue import CatalogueCache
 from flarechat.emulator import DEMO_ACCOUNT_ID, EmulatorServer
-from flarechat.ui.settings.dialog import VerifyInput
+from flarechat.ui.control.view_data import VerifyInput
 
 pytestmark = pytest.mark.asyncio
 

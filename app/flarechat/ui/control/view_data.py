@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["MessageData"]
+from flarechat.api.config import Secret
+from flarechat.settings.schema import Settings
+
+__all__ = ["MessageData", "VerifyInput"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,3 +34,13 @@ class MessageData:
     can_continue: bool = True
     sibling_index: int = 0
     sibling_count: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyInput:
+    """What the dialog hands the verify callable: the values as typed, the token wrapped."""
+
+    account_id: str
+    api_token: Secret
+    api_base: str = ""  # "" = the default Cloudflare API base
+    request_timeout: float = Settings().request_timeout

@@ -29,7 +29,7 @@ from flarechat.settings.resolve import DEFAULT_API_BASE
 from flarechat.settings.schema import Settings
 from flarechat.ui.control.chat import ChatController
 from flarechat.ui.control.preferences import DemoBackend, Preferences
-from flarechat.ui.settings.dialog import VerifyInput
+from flarechat.ui.control.view_data import VerifyInput
 
 __all__ = ["CatalogueClient", "WorkspaceController"]
 

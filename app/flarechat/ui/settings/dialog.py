@@ -12,7 +12,6 @@ import asyncio
 import logging
 import os
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import Signal
@@ -33,6 +32,7 @@ from flarechat.settings.secrets import (
     aget,
     aset,
 )
+from flarechat.ui.control.view_data import VerifyInput
 from flarechat.ui.settings.fields import TokenField, TokenState
 from flarechat.ui.settings.form import SettingsForm
 
@@ -50,16 +50,6 @@ VERIFY_TIMEOUT = 30.0
 DESCRIBE_TIMEOUT = 2.0
 DEFAULT_KEYCHAIN = "the system keychain"
 DIALOG_MIN_WIDTH = 660
-
-
-@dataclass(frozen=True, slots=True)
-class VerifyInput:
-    """What the dialog hands the verify callable: the values as typed, the token wrapped."""
-
-    account_id: str
-    api_token: Secret
-    api_base: str = ""  # "" = the default Cloudflare API base
-    request_timeout: float = Settings().request_timeout
 
 
 #: Checks a token; returns a short success line, raises (e.g. WorkersAIError) on failure.

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -296,16 +294,6 @@ async def test_sessions_stream_at_once_and_share_only_the_gate(
         assert [e.phase for e in sent][:2] == [Phase.HELD, Phase.SENT]
         for session in (other, third):
             await session.shutdown()
-
-
-def test_importing_the_session_loads_no_qt() -> None:
-    code = (
-        "import sys, flarechat.core.session, flarechat.core.session.book; "
-        "bad = [m for m in sys.modules if m.startswith(('PySide6', 'qasync'))]; "
-        "print(bad); sys.exit(1 if bad else 0)"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stdout + result.stderr
 
 
 @pytest.mark.asyncio
