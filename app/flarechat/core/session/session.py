@@ -507,7 +507,10 @@ class ChatSession:
     def _trouble(self, problem: str | None, unsaved: int) -> None:
         self._emit(StoreTrouble(self.id, problem, unsaved))
         if problem is not None and self._recovering is None:
-            self._recovering = self._jobs.spawn(self._recover(), name="recover-store")
+            # Kept apart from the jobs: it may run until the database works again, and
+            # waiting for the jobs (drain) must not wait for that.
+            loop = asyncio.get_running_loop()
+            self._recovering = loop.create_task(self._recover(), name=f"recover:{self.id[:8]}")
 
     async def _recover(self) -> None:
         """Write what a failed save kept, every RECOVERY_INTERVAL, until it is all written."""
@@ -768,6 +771,9 @@ class ChatSession:
         """Stop every reply (partial text saved as "stopped"), then every job; one last
         attempt to write anything a failed save kept."""
         await self.stop_all()
+        if (recovering := self._recovering) is not None:
+            recovering.cancel()
+            await asyncio.gather(recovering, return_exceptions=True)
         await self._jobs.aclose()
         if self._saver.failing:
             with contextlib.suppress(Exception):

@@ -194,3 +194,8 @@ class AsyncChatStore:
 
     async def neurons_today(self, *, now: float | None = None) -> float:
         return await self.run(ChatStore.neurons_today, now=now)
+
+    async def replies_today(
+        self, *, now: float | None = None
+    ) -> list[tuple[str | None, dict[str, Any] | None, dict[str, Any] | None]]:
+        return await self.run(ChatStore.replies_today, now=now)
