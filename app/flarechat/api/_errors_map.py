@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from flarechat.api import _messages as msg
 from flarechat.api._redact import redact
@@ -25,10 +26,12 @@ from flarechat.api.errors import (
     LoraUnsupported,
     ModelUnavailable,
     RateLimited,
+    Redirected,
     RequestTooLarge,
     ServerError,
     TermsNotAccepted,
     UpstreamTimeout,
+    WebPage,
     WorkersAIError,
 )
 
@@ -40,14 +43,18 @@ __all__ = [
     "clean_server_message",
     "parse_error_body",
     "parse_retry_after",
+    "web_page",
 ]
 
 #: Longest server text kept in ``.detail`` (a proxy's HTML page can be huge).
 DETAIL_LIMIT = 2000
 _TITLE_LIMIT = 120
 _GATEWAY_CODES = range(2000, 2100)
+HTTP_REDIRECT = range(300, 400)
 HTTP_CLIENT_ERROR = 400
 HTTP_SERVER_ERROR = 500
+#: "Network Authentication Required": what a well-behaved captive portal answers.
+HTTP_NETWORK_AUTH = 511
 
 _CODE_CLASS: dict[int, type[APIStatusError]] = {
     3040: CapacityExceeded,
@@ -111,11 +118,21 @@ def classify(
     headers: Mapping[str, str] | None = None,
     secrets: Iterable[str] = (),
     model: str | None = None,
+    url: str | None = None,
 ) -> WorkersAIError:
-    """Map an HTTP error response to the exception tree (code first, then status)."""
+    """Map an HTTP error response to the exception tree (code first, then status).
+
+    A 3xx (``url`` is the request's, to resolve a relative Location) is :class:`Redirected`
+    and a 511 a captive portal's :class:`WebPage`: neither is the API answering.
+    """
+    known = tuple(secrets)
+    if status in HTTP_REDIRECT:
+        return _redirected(status, _header(headers or {}, "location"), url=url, secrets=known)
+    if status == HTTP_NETWORK_AUTH:
+        return web_page(body, status=status, secrets=known)
     problem = parse_error_body(body)
     return _build(
-        problem, status=status, raw=body, headers=headers or {}, secrets=tuple(secrets), model=model
+        problem, status=status, raw=body, headers=headers or {}, secrets=known, model=model
     )
 
 
@@ -133,6 +150,40 @@ def classify_payload(
     return _build(
         problem, status=status, raw=raw, headers=headers or {}, secrets=tuple(secrets), model=model
     )
+
+
+def web_page(body: str, *, status: int, secrets: Iterable[str] = ()) -> WebPage:
+    """A web page (HTML) where the API's JSON or event stream should have been."""
+    known = tuple(secrets)
+    title = _page_title(body)
+    message = msg.web_page(title=redact(title, known) if title else None)
+    return WebPage(message, detail=redact(body, known)[:DETAIL_LIMIT] or None, status=status)
+
+
+def _redirected(
+    status: int, location: str | None, *, url: str | None, secrets: tuple[str, ...]
+) -> Redirected:
+    target = _bare_url(urljoin(url or "", location)) if location else None
+    shown = redact(target, secrets) if target else "another address"
+    return Redirected(
+        msg.redirected(status=status, target=shown),
+        location=redact(target, secrets) if target else None,
+        status=status,
+        detail=f"Location: {shown}",
+    )
+
+
+def _bare_url(url: str) -> str:
+    """scheme://host[:port]/path: no credentials, query or fragment (they may hold secrets)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    try:
+        port = parts.port
+    except ValueError:  # a port that is not a number: show the host alone
+        port = None
+    netloc = f"[{host}]" if ":" in host else host
+    netloc = f"{netloc}:{port}" if port else netloc
+    return urlunsplit((parts.scheme, netloc, parts.path or "/", "", ""))
 
 
 def parse_error_body(body: str) -> ServerProblem:

@@ -25,9 +25,14 @@ __all__ = [
     "STREAMING_DISABLED",
     "TLS_FAILED",
     "UNREADABLE_REPLY",
+    "connect_timed_out",
     "for_error",
+    "not_http",
     "not_the_api",
+    "not_tls",
+    "redirected",
     "timed_out",
+    "web_page",
     "with_page_note",
 ]
 
@@ -175,4 +180,49 @@ def timed_out(phase: str, seconds: float | None) -> str:
     return (
         f"Cloudflare did not respond{limit} while {phase}. Try again, raise the timeout in "
         "Settings, or choose a faster model."
+    )
+
+
+def connect_timed_out(where: str, *, seconds: float | None, secure: bool) -> str:
+    """Our connect timeout fired: the TCP connection (or, for https, its TLS handshake) to
+    ``where`` (host:port) never completed. Nothing was sent, so no model is to blame."""
+    limit = f" within {seconds:g} s" if seconds else ""
+    what = "the connection or its secure (TLS) handshake" if secure else "the connection"
+    return (
+        f"Could not connect to {where}{limit}: {what} never completed. Check the API base URL "
+        "in Settings, your network and any proxy, or raise the connect timeout."
+    )
+
+
+def not_tls(where: str) -> str:
+    """An https:// address whose server answered in plain HTTP."""
+    return (
+        f"The server at {where} did not speak TLS (secure HTTPS): the https:// address points "
+        "at a port that answers plain HTTP. Check the scheme (http:// or https://) and the port "
+        "of the API base URL in Settings."
+    )
+
+
+def not_http(where: str) -> str:
+    """The reply was not HTTP at all (another protocol on that port, or garbage)."""
+    return (
+        f"The server at {where} did not answer in HTTP, so it is not the Workers AI API. "
+        "Check the host and port of the API base URL in Settings."
+    )
+
+
+def redirected(*, status: int, target: str) -> str:
+    """A 3xx: Flarechat never follows redirects (the token must not travel elsewhere)."""
+    return (
+        f"The server redirected the request (HTTP {status}) to {target} instead of answering. "
+        "The API base URL in Settings is probably wrong; Flarechat does not follow redirects."
+    )
+
+
+def web_page(*, title: str | None) -> str:
+    """A web page where the API's JSON or event stream should have been."""
+    page = f" (“{title}”)" if title else ""
+    return (
+        f"Flarechat got a web page{page} instead of the API: a captive portal or proxy may be "
+        "intercepting. Sign in to the network in a browser, or check your proxy settings."
     )

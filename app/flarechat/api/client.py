@@ -27,7 +27,7 @@ from flarechat.api._catalogue import (
     parse_model,
 )
 from flarechat.api._decode import ReplyDecoder, decode_complete, has_content
-from flarechat.api._errors_map import DETAIL_LIMIT, classify, classify_payload
+from flarechat.api._errors_map import DETAIL_LIMIT, classify, classify_payload, web_page
 from flarechat.api._redact import connection_secrets, install_log_redaction, redact
 from flarechat.api._routes import (
     PreparedRequest,
@@ -71,6 +71,7 @@ TEXT_GENERATION = "Text Generation"
 #: a hostile or broken server's 50 MB page is never read (or decoded) whole.
 ERROR_BODY_LIMIT = 64 * 1024
 _EVENT_STREAM = "text/event-stream"
+_HTML = "text/html"
 #: The body a capped copy no longer has in the original's framing or encoding.
 _BODY_FRAMING = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 _T = TypeVar("_T")
@@ -346,7 +347,10 @@ class WorkersAIClient:
             yield event
 
     async def _complete(self, response: httpx.Response, call: _Call) -> list[ChatEvent]:
-        await call.within(response.aread())
+        if _is_html(response):  # a captive portal's page: read only what names it
+            response = await call.within(_capped(response))
+        else:
+            await call.within(response.aread())
         payload = _expect_json(response, call)
         return decode_complete(
             payload, status=response.status_code, secrets=call.secrets, model=call.model
@@ -363,7 +367,7 @@ class WorkersAIClient:
             response = await call.within(self._http.send(request, stream=True))
             try:
                 _log_response(response, call)
-                if not response.is_success:
+                if not response.is_success or _is_html(response):
                     return await call.within(_capped(response))
                 await call.within(response.aread())
             finally:
@@ -393,6 +397,7 @@ class WorkersAIClient:
             headers=response.headers,
             secrets=call.secrets,
             model=call.model,
+            url=str(response.request.url),
         )
         logger.warning("Request failed: %s", redact(str(error), call.secrets))
         return error
@@ -495,7 +500,15 @@ def _meta(response: httpx.Response, model: str | None) -> ResponseMeta:
     )
 
 
+def _is_html(response: httpx.Response) -> bool:
+    return _HTML in response.headers.get("content-type", "").lower()
+
+
 def _expect_json(response: httpx.Response, call: _Call) -> Mapping[str, Any]:
+    """The JSON object of a successful reply; a web page (a captive portal) or anything else
+    unreadable raises, classified."""
+    if _is_html(response) or response.content.lstrip()[:1] == b"<":
+        raise web_page(response.text, status=response.status_code, secrets=call.secrets)
     try:
         payload = json.loads(response.content)
     except ValueError:

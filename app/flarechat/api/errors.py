@@ -22,8 +22,13 @@ Classification is by Workers AI / gateway *code* first and HTTP status second
     │       └── FineTuneIncomplete      3039: the fine-tune lacks its files
     ├── ConnectionFailed                DNS, refused, reset, proxy                    retryable
     │   └── TLSFailed                   certificate or handshake failures (not retryable)
+    │       └── NotTLS                  an https:// address at a port that speaks plain HTTP
     ├── RequestTimedOut                 our own connect/read timeout fired            retryable
-    └── StreamInterrupted               the stream ended without [DONE] or a finish reason
+    ├── StreamInterrupted               the stream ended without [DONE] or a finish reason
+    └── NotTheAPI                       something else answered (not retried; base URL, portal)
+        ├── Redirected                  a 3xx: redirects are never followed; .location
+        ├── WebPage                     a 200 (or 511) web page: a captive portal or proxy
+        └── NotHTTP                     the bytes that came back were not HTTP at all
 
 ``flarechat.api.classify`` (in ``_errors_map``) turns any error body into this tree, with the
 plain-English messages of ``_messages``; network failures are mapped in ``_transport``.
@@ -51,7 +56,11 @@ __all__ = [
     "GatewayError",
     "LoraUnsupported",
     "ModelUnavailable",
+    "NotHTTP",
+    "NotTLS",
+    "NotTheAPI",
     "RateLimited",
+    "Redirected",
     "RequestTimedOut",
     "RequestTooLarge",
     "ServerError",
@@ -59,6 +68,7 @@ __all__ = [
     "TLSFailed",
     "TermsNotAccepted",
     "UpstreamTimeout",
+    "WebPage",
     "WorkersAIError",
     "next_utc_midnight",
 ]
@@ -88,6 +98,8 @@ class ErrorKind(StrEnum):
     INTERRUPTED = "interrupted"
     TERMS = "terms"
     LORA = "lora"
+    #: something other than the API answered: a redirect, a web page, not HTTP at all
+    WRONG_SERVER = "wrong_server"
     #: not raised by the api: the settings cannot make a request (no account, no token)
     CONFIG = "config"
 
@@ -245,6 +257,10 @@ class TLSFailed(ConnectionFailed):
     kind = ErrorKind.TLS
 
 
+class NotTLS(TLSFailed):
+    """An https:// address whose server answered in plain HTTP (wrong scheme or port)."""
+
+
 class RequestTimedOut(WorkersAIError):
     retryable = True
     kind = ErrorKind.TIMEOUT
@@ -254,6 +270,30 @@ class StreamInterrupted(WorkersAIError):
     # Retryable before the first token (nothing was shown); after it the policy never retries.
     retryable = True
     kind = ErrorKind.INTERRUPTED
+
+
+class NotTheAPI(WorkersAIError):
+    """Something other than the Workers AI API answered; the same request gets the same answer."""
+
+    retryable = False
+    kind = ErrorKind.WRONG_SERVER
+
+
+class Redirected(NotTheAPI):
+    """A 3xx: never followed (the token must not travel to another host). ``location`` is the
+    target without its query, redacted."""
+
+    def __init__(self, message: str, *, location: str | None = None, **kw: object) -> None:
+        super().__init__(message, **kw)  # type: ignore[arg-type]
+        self.location = location
+
+
+class WebPage(NotTheAPI):
+    """A web page where the API's JSON or event stream should be: a captive portal or proxy."""
+
+
+class NotHTTP(NotTheAPI):
+    """The server's reply was not HTTP (another protocol on that port, or garbage)."""
 
 
 def next_utc_midnight(now: datetime | None = None) -> datetime:

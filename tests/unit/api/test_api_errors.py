@@ -411,7 +411,11 @@ def _tls_error() -> httpx.ConnectError:
         ),
         (_tls_error(), TLSFailed, msg.TLS_FAILED),
         (httpx.ProxyError("407 Proxy Authentication Required"), ConnectionFailed, msg.PROXY_FAILED),
-        (httpx.ConnectTimeout("timed out"), RequestTimedOut, "within 10 s while connecting"),
+        (
+            httpx.ConnectTimeout("timed out"),
+            RequestTimedOut,
+            "Could not connect to api.test:443 within 10 s",
+        ),
         (
             httpx.ReadTimeout("timed out"),
             RequestTimedOut,

@@ -126,7 +126,8 @@ async def test_terms_without_catalogue_info_and_a_refused_agreement(
         "result": {},
         "messages": [],
     }
-    client = make_client(Recorder(reply(refusal, status=403)))
+    # a fresh response per request: a streamed body can be read only once
+    client = make_client(Recorder(lambda _request: reply(refusal, status=403)))
     with pytest.raises(TermsNotAccepted) as caught:
         await anext(client.stream_chat(mock_conn(), short_chat(model=VISION_32)))
     assert caught.value.terms_url is None

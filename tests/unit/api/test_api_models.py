@@ -10,7 +10,12 @@ from api_helpers import ACCOUNT, MOCK_API, Recorder, mock_conn, reply
 
 from conftest import ClientFactory
 from flarechat.api._catalogue import parse_model
-from flarechat.api.errors import AuthenticationFailed, BadRequest, ConnectionFailed, ServerError
+from flarechat.api.errors import (
+    AuthenticationFailed,
+    BadRequest,
+    ConnectionFailed,
+    WebPage,
+)
 from flarechat.api.models import ModelInfo
 
 TEXT_TASK = {"id": "c329a1f9-323d-4e91-b2aa-582dd4188d34", "name": "Text Generation"}
@@ -184,7 +189,7 @@ async def test_models_errors_are_classified(make_client: ClientFactory) -> None:
     }
     with pytest.raises(AuthenticationFailed):
         await make_client(Recorder(reply(body, status=401))).list_models(mock_conn())
-    with pytest.raises(ServerError):
+    with pytest.raises(WebPage):  # a 200 web page: a captive portal, not a server error
         await make_client(
             Recorder(reply("<html>oops</html>", content_type="text/html"))
         ).list_models(mock_conn())

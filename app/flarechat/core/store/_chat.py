@@ -41,7 +41,7 @@ from flarechat.core.store._schema import (
 from flarechat.core.store._search import SearchHit, search
 from flarechat.core.store._selection import explicit_selection, selection_after_add
 from flarechat.core.store._types import UNSET, ConversationSummary, OpenReport, Unset
-from flarechat.core.store._usage import neurons_since, utc_day_start
+from flarechat.core.store._usage import neurons_since, replies_since, utc_day_start
 from flarechat.paths import private_file
 
 __all__ = ["BUSY_TIMEOUT_MS", "SEARCH_INDEXES", "ChatStore"]

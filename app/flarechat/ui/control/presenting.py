@@ -146,6 +146,7 @@ _NOTICES: dict[ErrorKind, tuple[str, str, list[tuple[str, str]]]] = {
     ErrorKind.SERVER: (ERROR, "Workers AI had a server error", [ACTION_RETRY]),
     ErrorKind.TOO_LARGE: (ERROR, "The conversation is too long for this model", []),
     ErrorKind.BAD_REQUEST: (ERROR, "Workers AI refused the request", [ACTION_SETTINGS]),
+    ErrorKind.WRONG_SERVER: (ERROR, "Something else answered, not Workers AI", [ACTION_SETTINGS]),
     ErrorKind.API: (ERROR, "The request failed", [ACTION_RETRY]),
     ErrorKind.ERROR: (ERROR, "The request failed", [ACTION_RETRY]),
 }
