@@ -159,14 +159,18 @@ def conversation_to_json(tree: ConversationTree, *, now: float | None = None) ->
     }
 
 
-def export_all(store: ChatStore, *, now: float | None = None) -> dict[str, Any]:
-    """Every conversation not in the trash, as one document for import_all."""
+def export_all(
+    store: ChatStore, *, now: float | None = None, lab: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Every conversation not in the trash, as one document for import_all; ``lab``: the
+    presets, prompts and templates (``core.lab.exchange.lab_to_json``), kept under "lab"."""
     docs = [_conversation_doc(store.load_tree(s.id)) for s in store.list_conversations()]
     return {
         "format": EXPORT_FORMAT,
         "version": EXPORT_VERSION,
         "exported_at": time.time() if now is None else now,
         "conversations": docs,
+        **({"lab": dict(lab)} if lab is not None else {}),
     }
 
 

@@ -543,6 +543,14 @@ class ChatStore:
         return neurons_since(self._conn, since=start, until=start + _SECONDS_PER_DAY)
 
     @_translated
+    def replies_today(
+        self, *, now: float | None = None
+    ) -> list[tuple[str | None, dict[str, Any] | None, dict[str, Any] | None]]:
+        """(model, usage, meta) of today's replies (UTC day), for the day's cost estimate."""
+        start = utc_day_start(self._clock() if now is None else now)
+        return replies_since(self._conn, since=start, until=start + _SECONDS_PER_DAY)
+
+    @_translated
     def insert_trees(self, trees: Sequence[ConversationTree]) -> None:
         """Store whole conversations (e.g. an import) in one transaction; ids must be new."""
         with self._write() as conn:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from datetime import UTC, datetime
+from typing import Any
 
-__all__ = ["neurons_since", "utc_day_start"]
+__all__ = ["neurons_since", "replies_since", "utc_day_start"]
 
 #: Neurons of one reply: the ``cf-ai-neurons`` header (meta) when the response had it, else
 #: the usage report's figure — the same precedence as TurnState.neurons and the metadata
@@ -26,6 +28,31 @@ _NEURONS_SINCE = f"""
     FROM messages
     WHERE role = 'assistant' AND created_at >= :since AND created_at < :until
 """
+
+
+_REPLIES_SINCE = """
+    SELECT model, usage_json, meta_json
+    FROM messages
+    WHERE role = 'assistant' AND created_at >= :since AND created_at < :until
+      AND (usage_json IS NOT NULL OR meta_json IS NOT NULL)
+"""
+
+
+def _record(text: str | None) -> dict[str, Any] | None:
+    try:
+        value = json.loads(text) if text else None
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def replies_since(
+    conn: sqlite3.Connection, *, since: float, until: float
+) -> list[tuple[str | None, dict[str, Any] | None, dict[str, Any] | None]]:
+    """(model, usage, meta) of the assistant replies created in [since, until) that reported
+    anything, for cost estimates (``core.meters.total_usage``)."""
+    rows = conn.execute(_REPLIES_SINCE, {"since": since, "until": until}).fetchall()
+    return [(row[0], _record(row[1]), _record(row[2])) for row in rows]
 
 
 def utc_day_start(now: float) -> float:

@@ -1,0 +1,7 @@
+"""The prompt lab, free of Qt: presets, the system-prompt library, prompt templates, their
+storage in the profile and in exports, and a sent reply's request as code.
+
+Layout: ``presets``, ``prompt_library``, ``templates`` (the items), ``library`` (the shelves
+holding them), ``documents`` (as plain data), ``storage`` (the profile file), ``exchange``
+(export and import), ``request_view`` (View as code).
+"""

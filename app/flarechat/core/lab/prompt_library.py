@@ -1,0 +1,26 @@
+"""The system-prompt library: saved system prompts the composer offers by name."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["SavedPrompt", "prompt_title"]
+
+#: A prompt saved without a name is called by its first words, this many characters at most.
+TITLE_CHARS = 40
+_ELLIPSIS = "\N{HORIZONTAL ELLIPSIS}"
+
+
+@dataclass(frozen=True, slots=True)
+class SavedPrompt:
+    id: str
+    name: str
+    text: str
+
+
+def prompt_title(text: str) -> str:
+    """A name for a prompt from its first line: "You are a terse reviewer…"."""
+    line = " ".join(text.split())
+    if len(line) <= TITLE_CHARS:
+        return line or "Untitled prompt"
+    return line[: TITLE_CHARS - 1].rstrip() + _ELLIPSIS

@@ -1,0 +1,154 @@
+"""View as code: the request a sent reply was made with, rebuilt from its stored record and
+its conversation's history, as curl, Python, the openai SDK and a Workers binding call.
+
+``request_code_for(tree, message_id, conn=…)`` is the one entry point: the window's dialog and
+a compare column both call it. The record supplies the model, route, endpoint, parameters,
+system prompt and gateway options; ``conn`` the account. No token is ever printed: the code
+reads it from the environment (``core.request_code``), and every form is checked once more.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from flarechat.api._redact import connection_secrets, secret_variants
+from flarechat.api.config import (
+    ChatRequest,
+    Connection,
+    Endpoint,
+    GatewayOptions,
+    Route,
+    SamplingParams,
+    Secret,
+)
+from flarechat.core.connect import build_request
+from flarechat.core.conversation import ROLE_ASSISTANT, ConversationTree
+from flarechat.core.request_code import CodeKind, render, request_spec
+
+__all__ = [
+    "ACCOUNT_PLACEHOLDER",
+    "NoRequestRecord",
+    "RequestCode",
+    "connection_of",
+    "request_code_for",
+    "request_of",
+]
+
+#: The account in printed code when no account is set up (the user pastes theirs).
+ACCOUNT_PLACEHOLDER = "YOUR_ACCOUNT_ID"
+_SAMPLING = {f.name for f in dataclasses.fields(SamplingParams)}
+_GATEWAY = {f.name for f in dataclasses.fields(GatewayOptions)}
+
+
+class NoRequestRecord(ValueError):
+    """The message is not a sent reply with a stored request (the message says why)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RequestCode:
+    """Each form's code, or why that form cannot express the request."""
+
+    message_id: str
+    model: str
+    forms: Mapping[CodeKind, str] = field(default_factory=dict)
+    problems: Mapping[CodeKind, str] = field(default_factory=dict)
+
+
+def _record(tree: ConversationTree, message_id: str) -> Mapping[str, Any]:
+    if message_id not in tree:
+        raise NoRequestRecord("That message is not in this conversation.")
+    message = tree.get(message_id)
+    if message.role != ROLE_ASSISTANT:
+        raise NoRequestRecord("Only a reply has a request to show.")
+    if not message.request:
+        raise NoRequestRecord("This reply was never sent, so it has no request to show.")
+    return message.request
+
+
+def _choice(kind: type[Route] | type[Endpoint], value: object, default: Any) -> Any:
+    try:
+        return kind(str(value))
+    except ValueError:
+        return default
+
+
+def connection_of(record: Mapping[str, Any], conn: Connection | None) -> Connection:
+    """Where the recorded request went, with ``conn``'s account (and no real token)."""
+    base = conn or Connection(account_id=ACCOUNT_PLACEHOLDER, token=Secret(""))
+    route = _choice(Route, record.get("route"), base.route)
+    text = {k: v for k, v in record.items() if isinstance(v, str) and v}
+    return dataclasses.replace(
+        base,
+        route=route,
+        endpoint=_choice(Endpoint, record.get("endpoint"), base.endpoint),
+        api_base=text.get("api_base", base.api_base),
+        gateway_base=text.get("gateway_base", base.gateway_base),
+        gateway_id=text.get("gateway_id", base.gateway_id if route is not Route.DIRECT else ""),
+    )
+
+
+def _gateway(record: Mapping[str, Any]) -> GatewayOptions:
+    raw = record.get("gateway")
+    values = {k: v for k, v in raw.items() if k in _GATEWAY} if isinstance(raw, Mapping) else {}
+    try:
+        return GatewayOptions(**values)
+    except TypeError:
+        return GatewayOptions()
+
+
+def _params(record: Mapping[str, Any]) -> SamplingParams:
+    raw = record.get("params")
+    values = {k: v for k, v in raw.items() if k in _SAMPLING} if isinstance(raw, Mapping) else {}
+    return SamplingParams(**values)
+
+
+def request_of(tree: ConversationTree, message_id: str) -> ChatRequest:
+    """The request that produced reply ``message_id``: its record over its history."""
+    record = _record(tree, message_id)
+    message = tree.get(message_id)
+    history = tree.path_to(message.parent_id) if message.parent_id else []
+    request = build_request(
+        model=str(record.get("model") or message.model or ""),
+        history=history,
+        system_prompt=str(record.get("system_prompt") or ""),
+        params=_params(record),
+        reject_if_busy=bool(record.get("reject_if_busy")),
+        gateway=_gateway(record),
+        session_id=record.get("session_id") if isinstance(record.get("session_id"), str) else None,
+    )
+    return dataclasses.replace(request, stream=record.get("stream") is not False)
+
+
+def _check_no_secret(text: str, conn: Connection | None) -> None:
+    forms = secret_variants(connection_secrets(conn)) if conn is not None else ()
+    if any(form in text for form in forms):
+        raise RuntimeError("A credential reached the printed request.")  # a bug, never shown
+
+
+def request_code_for(
+    tree: ConversationTree, message_id: str, *, conn: Connection | None
+) -> RequestCode:
+    """Every code form of reply ``message_id``'s request; ``NoRequestRecord`` when it has none.
+
+    ``conn``: the current connection (its account id; its token is never printed), or None
+    when no account is set up (the code then names ``ACCOUNT_PLACEHOLDER``).
+    """
+    request = request_of(tree, message_id)
+    try:
+        spec = request_spec(connection_of(_record(tree, message_id), conn), request)
+    except ValueError as error:
+        problem = str(error)
+        return RequestCode(message_id, request.model, problems=dict.fromkeys(CodeKind, problem))
+    forms: dict[CodeKind, str] = {}
+    problems: dict[CodeKind, str] = {}
+    for kind in CodeKind:
+        try:
+            forms[kind] = render(kind, spec)
+        except ValueError as error:
+            problems[kind] = str(error)
+        else:
+            _check_no_secret(forms[kind], conn)
+    return RequestCode(message_id, request.model, forms, problems)
