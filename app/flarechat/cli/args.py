@@ -11,12 +11,16 @@ from typing import Any
 from flarechat import __version__
 from flarechat.api import errors as api_errors
 from flarechat.api.config import (
+    EFFORT_OFF,
+    REASONING_EFFORTS,
     Connection,
     GatewayOptions,
     Route,
 )
 from flarechat.api.errors import WorkersAIError
+from flarechat.cli.attachments import IMAGE_TYPES, MAX_IMAGE_BYTES, MAX_IMAGES
 from flarechat.cli.inputs import model_flag
+from flarechat.cli.specs import TOOL_CHOICE_MODES
 from flarechat.core.connect import ConfigurationError, Profile
 from flarechat.core.request_code import CodeKind
 from flarechat.settings import gateway_options as gw
@@ -30,7 +34,13 @@ __all__ = [
     "build_parser",
     "demo_profile",
     "exit_code_for",
+    "reasoning_effort",
 ]
+
+#: ``--reasoning-effort none``: the word users type for the api's EFFORT_OFF.
+EFFORT_NONE = "none"
+CLI_EFFORTS = (*REASONING_EFFORTS, EFFORT_NONE)
+RESPONSE_FORMATS = ("json_object", "json_schema")
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -140,7 +150,69 @@ def _add_ask_arguments(ask: argparse.ArgumentParser) -> None:
         help="print the request as code (curl, Python with httpx, the openai SDK, a Workers "
         "binding call) instead of sending it; the token stays an environment variable",
     )
+    _add_capability_arguments(ask)
     _add_gateway_arguments(ask)
+
+
+def _add_capability_arguments(ask: argparse.ArgumentParser) -> None:
+    group = ask.add_argument_group(
+        "model capabilities",
+        "Checked against the model's catalogue entry and input schema before anything is sent "
+        "(a plain ask looks nothing up).",
+    )
+    group.add_argument(
+        "--image",
+        action="append",
+        metavar="PATH",
+        help=f"attach an image ({IMAGE_TYPES}, at most {MAX_IMAGE_BYTES // 2**20} MB, sent as "
+        f"it is); repeat for up to {MAX_IMAGES}; the model must have vision",
+    )
+    group.add_argument(
+        "--response-format",
+        choices=RESPONSE_FORMATS,
+        help="json_object: reply with a JSON object (printed formatted; a reply that does not "
+        "parse gets a warning); json_schema: follow --json-schema",
+    )
+    group.add_argument(
+        "--json-schema",
+        metavar="FILE",
+        help="reply with JSON matching this JSON Schema file (its root an object); the reply "
+        "is checked against it",
+    )
+    group.add_argument(
+        "--tools",
+        metavar="FILE",
+        help="offer these functions: a JSON list of {name, description, parameters}; calls "
+        "print on stderr as 'tool call: name({...})', or in --json as tool_calls",
+    )
+    group.add_argument(
+        "--tool-choice",
+        metavar="{" + ",".join(TOOL_CHOICE_MODES) + ",NAME}",
+        help="whether the model must call a tool: auto (default), none, required, or one "
+        "tool's name",
+    )
+    group.add_argument(
+        "--reasoning-effort",
+        choices=CLI_EFFORTS,
+        help="how hard a reasoning model thinks; none turns reasoning off where the model "
+        "allows it",
+    )
+    group.add_argument(
+        "--lora",
+        metavar="NAME",
+        help="a LoRA adapter (fine-tune name or id) for a model that takes one",
+    )
+    group.add_argument(
+        "--agree-terms",
+        action="store_true",
+        help="if the model answers that its licence was not accepted (5016), accept it for "
+        "this account and ask again once",
+    )
+
+
+def reasoning_effort(flag: str | None) -> str | None:
+    """``--reasoning-effort`` as the api takes it: ``none`` is the api's explicit off."""
+    return EFFORT_OFF if flag == EFFORT_NONE else flag
 
 
 def _metadata_entry(text: str) -> tuple[str, str]:

@@ -10,7 +10,8 @@ import logging
 import os
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 from flarechat.api import errors as api_errors
 from flarechat.api.client import WorkersAIClient
@@ -18,12 +19,14 @@ from flarechat.api.config import (
     ChatMessage,
     ChatRequest,
     Connection,
+    ResponseFormat,
     SamplingParams,
     Secret,
 )
-from flarechat.api.errors import WorkersAIError
+from flarechat.api.errors import TermsNotAccepted, WorkersAIError
 from flarechat.api.events import ReasoningDelta, TextDelta
 from flarechat.api.retry import RetryPolicy
+from flarechat.cli import model_facts, specs
 from flarechat.cli.args import (
     EXIT_BROKEN_PIPE,
     EXIT_CTRL_C,
@@ -33,9 +36,12 @@ from flarechat.cli.args import (
     build_parser,
     demo_profile,
     exit_code_for,
+    reasoning_effort,
 )
+from flarechat.cli.attachments import read_images
 from flarechat.cli.inputs import MODELS_HINT, clean_text, read_prompt, saved_model
 from flarechat.cli.models_table import models_table
+from flarechat.cli.reply import ReplyStreamer, pretty_json, tool_call_line, tool_calls_record
 from flarechat.core.connect import ConfigurationError, Profile, build_request, load_profile
 from flarechat.core.request_code import render, request_spec
 from flarechat.core.session import records
@@ -100,12 +106,28 @@ def _error_text(error: WorkersAIError, *, model: str | None = None, attempts: in
     return "\n".join(lines) + "\n"
 
 
-class _Console:
-    """Writes a streaming turn: text to stdout as it arrives, the rest to stderr."""
+def _terms_text(error: TermsNotAccepted, *, model: str, terms_url: str | None, agreed: bool) -> str:
+    """5016: which model's licence, where to read it, and the flag that accepts it."""
+    licence = f" Read it at {terms_url}." if terms_url else ""
+    if agreed:
+        then = "It could not be accepted for this account; try again later."
+    else:
+        then = "Re-run with --agree-terms to accept it for this account."
+    lines = [f"flarechat: {model}'s licence has not been accepted ({error}).{licence} {then}"]
+    if error.request_id:
+        lines.append(f"Request id: {error.request_id}")
+    return "\n".join(lines) + "\n"
 
-    def __init__(self, *, show_reasoning: bool, quiet: bool) -> None:
+
+class _Console:
+    """Writes a streaming turn: text to stdout as it arrives, the rest to stderr.
+
+    ``hold_text``: the text is kept back (a JSON reply is printed formatted once complete).
+    """
+
+    def __init__(self, *, show_reasoning: bool, quiet: bool, hold_text: bool = False) -> None:
         self.out, self.err = sys.stdout, sys.stderr
-        self.show_reasoning, self.quiet = show_reasoning, quiet
+        self.show_reasoning, self.quiet, self.hold_text = show_reasoning, quiet, hold_text
         self._out_open = self._err_open = False  # a line was started and not yet ended
         self._dim = self.err.isatty() and "NO_COLOR" not in os.environ
 
@@ -115,7 +137,7 @@ class _Console:
             self.err.write(_retry_notice(event, model=model) + "\n")
         elif self.quiet:
             return
-        elif isinstance(event, TextDelta) and event.text:
+        elif isinstance(event, TextDelta) and event.text and not self.hold_text:
             self._end_err()
             self.out.write(event.text)
             self.out.flush()
@@ -124,6 +146,11 @@ class _Console:
             self.err.write(f"{_DIM}{event.text}{_RESET}" if self._dim else event.text)
             self.err.flush()
             self._err_open = not event.text.endswith("\n")
+
+    def note(self, text: str) -> None:
+        """A line on stderr that is not an error (tool calls, notes)."""
+        self.end_lines()
+        self.err.write(text + "\n")
 
     def _end_err(self) -> None:
         if self._err_open:
@@ -146,6 +173,31 @@ def _warn(text: str) -> None:
     sys.stderr.write(f"flarechat: warning: {text}\n")
 
 
+def _api_check(conn: Connection, request: ChatRequest) -> None:
+    """The api's own checks of the request, before anything is sent."""
+    try:
+        request_spec(conn, request)
+    except ValueError as error:
+        raise ConfigurationError([str(error)]) from None
+
+
+def _capabilities(request: ChatRequest, args: argparse.Namespace) -> ChatRequest:
+    """The capability flags laid over the request; ConfigurationError for any misuse."""
+    tools = specs.load_tools(args.tools) if args.tools is not None else ()
+    images = read_images(args.image)
+    user = request.messages[-1]
+    messages = (*request.messages[:-1], replace(user, images=images)) if images else None
+    return replace(
+        request,
+        messages=messages or request.messages,
+        response_format=specs.response_format(args.response_format, args.json_schema),
+        tools=tools,
+        tool_choice=specs.tool_choice(args.tool_choice, tools),
+        reasoning_effort=reasoning_effort(args.reasoning_effort),
+        lora=args.lora,
+    )
+
+
 def _ask_request(profile: Profile, args: argparse.Namespace) -> tuple[Connection, ChatRequest]:
     """The connection and request ``ask`` sends; ConfigurationError for anything unsendable."""
     settings = profile.settings
@@ -163,47 +215,150 @@ def _ask_request(profile: Profile, args: argparse.Namespace) -> tuple[Connection
         reject_if_busy=busy,
         gateway=gateway,
     )
-    try:
-        request_spec(conn, request)  # the api's own checks, before anything is sent
-    except ValueError as error:
-        raise ConfigurationError([str(error)]) from None
+    request = _capabilities(request, args)
+    _api_check(conn, request)
     return conn, request
 
 
-async def _turn(
-    conn: Connection, request: ChatRequest, console: _Console, policy: RetryDecider
-) -> TurnState:
-    state = TurnState(started_at=time.monotonic())
-    async with contextlib.aclosing(WorkersAIClient()) as client:
-        turn = run_turn(client, conn, request, policy=policy)
+async def _checked(
+    client: WorkersAIClient, conn: Connection, request: ChatRequest, *, demo: bool
+) -> ChatRequest:
+    """With what the catalogue and schema say about the model, when the request needs it."""
+    if not model_facts.needs_facts(request):
+        return request  # a plain ask: one request, as fast as ever
+    facts = await model_facts.look_up(client, conn, request, warn=_warn, use_cache=not demo)
+    request = model_facts.check(request, facts, warn=_warn)
+    _api_check(conn, request)
+    return request
+
+
+@dataclass(frozen=True, slots=True)
+class _Asking:
+    """One ask's moving parts: the client, the streamer over it, where to and how to print."""
+
+    client: WorkersAIClient
+    streamer: ReplyStreamer
+    conn: Connection
+    console: _Console
+    policy: RetryDecider
+
+    async def turn(self, request: ChatRequest) -> TurnState:
+        state = TurnState(started_at=time.monotonic())
+        turn = run_turn(self.streamer, self.conn, request, policy=self.policy)
         try:
             async with contextlib.aclosing(turn):
                 async for event in turn:
                     state = fold(state, event, now=time.monotonic())
-                    console.show(event, model=request.model)
+                    self.console.show(event, model=request.model)
         except WorkersAIError as error:
             state = fail(state, error, now=time.monotonic())
-    return state
+        return state
+
+    async def terms_url(self, error: TermsNotAccepted, model: str) -> str | None:
+        """The licence a 5016 is about: from the error, else from the catalogue."""
+        if error.terms_url:
+            return error.terms_url
+        info = await model_facts.catalogue_entry(self.client, self.conn, model, warn=_ignore)
+        return info.terms_url if info is not None else None
+
+
+def _ignore(_text: str) -> None:
+    """A lookup made only to word an error better has nothing to warn about."""
+
+
+async def _agree_and_ask_again(
+    asking: _Asking, request: ChatRequest, state: TurnState, *, terms_url: str | None
+) -> TurnState:
+    """``--agree-terms`` after a 5016: accept the model's licence, then ask once more."""
+    licence = f" ({terms_url})" if terms_url else ""
+    asking.console.note(
+        f"flarechat: accepting the licence of {request.model}{licence} for this account."
+    )
+    try:
+        agreed = await asking.client.agree_to_terms(asking.conn, request.model)
+    except WorkersAIError as failure:
+        return fail(state, failure, now=time.monotonic())
+    return await asking.turn(request) if agreed else state
+
+
+def _show_extras(
+    console: _Console, streamer: ReplyStreamer, state: TurnState, fmt: ResponseFormat | None
+) -> None:
+    """Without --json: the note and tool calls on stderr, a held JSON reply on stdout."""
+    if streamer.note:
+        console.note(f"flarechat: note: {streamer.note}")
+    for call in streamer.tool_calls:
+        console.note(tool_call_line(call))
+    if not console.hold_text or not state.text:
+        return
+    if fmt is None or state.error is not None:
+        parsed, problem = None, None
+    else:
+        parsed, problem = specs.reply_json_problem(state.text, fmt)
+    text = pretty_json(parsed) if parsed is not None and problem is None else state.text
+    console.out.write(text if text.endswith("\n") else text + "\n")
+    console.out.flush()
+    if problem is not None:
+        _warn(problem + ".")
+
+
+def _json_record(state: TurnState, streamer: ReplyStreamer, request: ChatRequest) -> dict[str, Any]:
+    """``--json``: the turn's record, its tool calls and, for JSON output, the check."""
+    record = {
+        "model": request.model,
+        **records.reply_record(state),
+        "tool_calls": tool_calls_record(streamer.tool_calls),
+    }
+    if streamer.note:
+        record["note"] = streamer.note
+    fmt = request.response_format
+    if fmt is not None:
+        checked = state.text and state.error is None
+        record["json_problem"] = specs.reply_json_problem(state.text, fmt)[1] if checked else None
+    return record
 
 
 async def _ask(
     args: argparse.Namespace, console: _Console, profile: Profile, policy: RetryDecider
 ) -> int:
     conn, request = _ask_request(profile, args)
-    if args.print_request:
-        try:
-            console.out.write(render(args.print_request, request_spec(conn, request)))
-        except ValueError as error:
-            raise ConfigurationError([str(error)]) from None
-        return EXIT_OK
-    model = request.model
-    state = await _turn(conn, request, console, policy)
+    console.hold_text = request.response_format is not None
+    async with contextlib.aclosing(WorkersAIClient()) as client:
+        request = await _checked(client, conn, request, demo=args.demo)
+        if args.print_request:
+            try:
+                console.out.write(render(args.print_request, request_spec(conn, request)))
+            except ValueError as error:
+                raise ConfigurationError([str(error)]) from None
+            return EXIT_OK
+        asking = _Asking(client, ReplyStreamer(client), conn, console, policy)
+        state = await asking.turn(request)
+        terms_url = None
+        if isinstance(state.error, TermsNotAccepted) and not state.received_tokens:
+            terms_url = await asking.terms_url(state.error, request.model)
+            if args.agree_terms:
+                state = await _agree_and_ask_again(asking, request, state, terms_url=terms_url)
     console.end_lines()
     if args.json:
-        record = {"model": model, **records.reply_record(state)}
-        console.out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        console.out.write(
+            json.dumps(_json_record(state, asking.streamer, request), ensure_ascii=False) + "\n"
+        )
+    else:
+        _show_extras(console, asking.streamer, state, request.response_format)
+    return _finish(
+        console, state, model=request.model, terms_url=terms_url, agreed=args.agree_terms
+    )
+
+
+def _finish(
+    console: _Console, state: TurnState, *, model: str, terms_url: str | None, agreed: bool
+) -> int:
+    """The closing lines on stderr (the error, or the summary) and the exit code."""
     if state.error is not None:
-        console.err.write(_error_text(state.error, model=model, attempts=state.attempt))
+        text = _error_text(state.error, model=model, attempts=state.attempt)
+        if isinstance(state.error, TermsNotAccepted):
+            text = _terms_text(state.error, model=model, terms_url=terms_url, agreed=agreed)
+        console.err.write(text)
         return exit_code_for(state.error)
     console.err.write(records.summary_line(state, model=model) + "\n")
     if state.finish_reason == "length":

@@ -1,0 +1,71 @@
+"""``ask --image``: image files read, recognised by their first bytes, and size-checked.
+
+The window scales large images down with Qt before sending; the command line has no Qt, so it
+sends each file exactly as it is and refuses what is too big instead of changing it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from flarechat.api.config import ImagePart
+from flarechat.core.connect import ConfigurationError
+
+__all__ = ["IMAGE_TYPES", "MAX_IMAGES", "MAX_IMAGE_BYTES", "image_kind", "read_images"]
+
+#: 20 MB per image: the largest image OpenAI-compatible chat APIs accept, and well under the
+#: 25 MB a whole request may be to be cached by AI Gateway (cloudflare-api.md §6.5). Base64
+#: makes the request a third larger again, so anything bigger would only fail on the wire.
+MAX_IMAGE_BYTES = 20 * 1024 * 1024
+#: Images per message: more than any vision model here reads, few enough to stay under the
+#: request limits above.
+MAX_IMAGES = 5
+IMAGE_TYPES = "PNG, JPEG, WEBP or GIF"
+_MEGABYTE = 1024 * 1024
+_WEBP_HEADER = 12
+_SIGNATURES: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+
+
+def image_kind(data: bytes) -> str | None:
+    """The MIME type the file's first bytes announce (PNG, JPEG, WEBP, GIF), or None."""
+    if len(data) >= _WEBP_HEADER and data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return next((mime for magic, mime in _SIGNATURES if data.startswith(magic)), None)
+
+
+def _read_image(path: str) -> ImagePart:
+    file = Path(path).expanduser()
+    try:
+        size = file.stat().st_size
+        if file.is_dir():
+            raise ConfigurationError([f"--image {path}: this is a folder, not an image file."])
+        if size > MAX_IMAGE_BYTES:
+            raise ConfigurationError(
+                [
+                    f"--image {path}: the file is {size / _MEGABYTE:.1f} MB; images may be at "
+                    f"most {MAX_IMAGE_BYTES // _MEGABYTE} MB (scale it down first)."
+                ]
+            )
+        data = file.read_bytes()
+    except FileNotFoundError:
+        raise ConfigurationError([f"--image {path}: no such file."]) from None
+    except OSError as error:
+        raise ConfigurationError([f"--image {path}: cannot be read ({error.strerror})."]) from None
+    mime = image_kind(data)
+    if mime is None:
+        what = "the file is empty" if not data else "the file is not an image of a known type"
+        raise ConfigurationError([f"--image {path}: {what}; send {IMAGE_TYPES}."])
+    return ImagePart(data=data, mime_type=mime)
+
+
+def read_images(paths: list[str] | None) -> tuple[ImagePart, ...]:
+    """Every ``--image`` file as an ImagePart; ConfigurationError for the first unusable one."""
+    paths = paths or []
+    if len(paths) > MAX_IMAGES:
+        raise ConfigurationError([f"--image: at most {MAX_IMAGES} images, not {len(paths)}."])
+    return tuple(_read_image(path) for path in paths)
