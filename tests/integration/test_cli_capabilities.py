@@ -262,6 +262,17 @@ def test_the_cached_catalogue_answers_without_asking_the_server(
     assert generations(cli_env) == []
 
 
+def test_a_model_the_catalogue_does_not_know_is_sent_unchecked(
+    cli_env: EmulatorServer, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    image = write(tmp_path, "a.png", png(2, 2))
+    result = ask(capsys, "--model", "@cf/acme/unlisted-vision", "--image", image, "What?")
+    assert "warning: @cf/acme/unlisted-vision is not in the account's catalogue" in result.err
+    assert result.code == cli.EXIT_MODEL  # the server has the last word
+    [body] = generations(cli_env)
+    assert body["messages"][0]["content"][1]["type"] == "image_url"  # the documented default
+
+
 @pytest.mark.parametrize(
     ("data", "mime"),
     [
