@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -32,7 +33,9 @@ __all__ = [
     "RenamedConflict",
     "conversation_to_json",
     "conversation_to_markdown",
+    "demote_headings",
     "export_all",
+    "file_stem",
     "import_all",
 ]
 
@@ -89,6 +92,40 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+#: A message's own heading level ("## Assistant"); headings inside it go below that.
+MESSAGE_HEADING_LEVEL = 2
+MAX_HEADING_LEVEL = 6
+_HEADING = re.compile(r"^( {0,3})(#{1,6})(?=[ \t]|$)")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def demote_headings(markdown: str, *, below: int = MESSAGE_HEADING_LEVEL) -> str:
+    """ATX headings pushed below level ``below`` (capped at 6); code blocks are left alone."""
+    lines, fence = [], ""
+    for line in markdown.split("\n"):
+        opened = _FENCE.match(line)
+        if fence:
+            fence = "" if opened and opened.group(1).startswith(fence) else fence
+        elif opened:
+            fence = opened.group(1)[:3]
+        elif match := _HEADING.match(line):
+            level = min(len(match.group(2)) + below, MAX_HEADING_LEVEL)
+            line = f"{match.group(1)}{'#' * level}{line[match.end() :]}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+#: Characters file systems refuse (Windows' set, which covers the others) and controls.
+_UNSAFE_IN_NAMES = re.compile(r'[<>:"/\\|?*\x00-\x1f]+')
+DEFAULT_FILE_STEM = "chat"
+
+
+def file_stem(title: str) -> str:
+    """A file name for a conversation: ``"Re: plan / v2"`` -> ``"Re plan v2"``."""
+    stem = " ".join(_UNSAFE_IN_NAMES.sub(" ", title).split()).strip(" .")
+    return stem or DEFAULT_FILE_STEM
+
+
 def _message_markdown(tree: ConversationTree, message: Message) -> list[str]:
     heading = message.role.capitalize()
     if message.role == ROLE_ASSISTANT and message.model:
@@ -98,7 +135,7 @@ def _message_markdown(tree: ConversationTree, message: Message) -> list[str]:
         body = message.reasoning.replace("</details", "&lt;/details")
         parts.append(f"<details>\n<summary>Reasoning</summary>\n\n{body}\n\n</details>")
     if message.content:
-        parts.append(message.content)
+        parts.append(demote_headings(message.content))
     if message.status in _STATUS_NOTES:
         parts.append(_STATUS_NOTES[message.status])
     if message.status == STATUS_FAILED:

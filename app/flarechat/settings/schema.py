@@ -47,5 +47,9 @@ class Settings:
     gateway_base: str = ""  # "" = https://gateway.ai.cloudflare.com/v1
     request_timeout: float = 120.0  # seconds to the first byte
     last_model: str = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
+    theme: str = "system"  # system | light | dark
+    font_size: int = 0  # points; 0 = the system's size
+    #: demo mode was on when the app last quit (no account): start in it again
+    demo_mode: bool = False
     #: UI state restored at start (window geometry, splitter sizes…), base64 strings
     ui_state: dict[str, str] = field(default_factory=dict)

@@ -74,8 +74,8 @@ def test_badges_context_and_price_text() -> None:
     assert format_context(128_000) == "128K ctx"
     assert format_context(262_144) == "262K ctx"
     assert format_context(None) == ""
-    assert format_price(LLAMA_70B) == "$0.29 / $2.25 per M"
-    assert format_price(LLAMA_FAST) == "$0.045 / $0.384 per M"
+    assert format_price(LLAMA_70B) == "$0.29 in / $2.25 out per M"
+    assert format_price(LLAMA_FAST) == "$0.045 in / $0.384 out per M"
     assert format_price(GEMMA) == ""
 
 
@@ -85,7 +85,7 @@ def test_row_accessible_text_carries_everything_painted(picker: ModelPicker) -> 
     text = proxy.index(row, 0).data(Qt.ItemDataRole.AccessibleTextRole)
     for part in ("kimi-k2.6", KIMI.name, "262K ctx", "Paid plan", "Reasoning", "Functions"):
         assert part in text
-    assert "$0.95 / $4.00 per M" in text
+    assert "$0.95 in / $4.00 out per M" in text
 
 
 def test_button_shows_short_name_and_badges(picker: ModelPicker) -> None:

@@ -25,6 +25,7 @@ from flarechat.settings.secrets import (
 from flarechat.settings.store import SettingsStore
 from flarechat.ui.settings.dialog import SettingsDialog, VerifyCallable, VerifyInput
 from flarechat.ui.settings.fields import STORED_PLACEHOLDER, TokenState
+from flarechat.ui.settings.form import MISSING_TOKEN
 
 ACCOUNT = "0123456789abcdef0123456789abcdef"
 TOKEN = "cfut_" + "A1b2C3d4E5" * 4
@@ -123,6 +124,19 @@ def test_bad_account_id_shows_where_to_find_it_and_blocks_ok(qtbot: QtBot) -> No
     assert dialog.form.account_row.error_text() is None
     assert dialog.ok_button.isEnabled()
     assert dialog.form.problems.text() == ""
+
+
+def test_an_account_id_without_a_token_is_refused_inline(qtbot: QtBot) -> None:
+    """Issue 11 #6: an account ID with no token used to save without a word."""
+    dialog = make_dialog(qtbot, Settings())
+    dialog.form.api_token.set_state(TokenState.NONE)  # the keychain holds none
+    qtbot.keyClicks(dialog.form.account_id, ACCOUNT)
+    assert dialog.form.api_token_row.error_text() == MISSING_TOKEN
+    assert not dialog.ok_button.isEnabled()
+    assert "API token (Account)" in dialog.form.problems.text()
+    qtbot.keyClicks(dialog.form.api_token.edit, TOKEN)
+    assert dialog.form.api_token_row.error_text() is None
+    assert dialog.ok_button.isEnabled()
 
 
 def test_a_pasted_token_with_a_space_is_refused_inline(qtbot: QtBot) -> None:
@@ -300,6 +314,8 @@ async def test_remove_deletes_the_stored_token(qtbot: QtBot, signal_future: Sign
     field = dialog.form.api_token
     qtbot.mouseClick(field.remove_button, Qt.MouseButton.LeftButton)
     assert field.edit.placeholderText() == "Will be removed when you press OK"
+    assert not dialog.ok_button.isEnabled()  # an account without a token cannot send
+    dialog.form.account_id.clear()  # forgetting the account too is fine
     assert await press_ok(dialog, dialog.tokens_changed, signal_future) == {API_TOKEN: None}
     assert store.get(API_TOKEN) is None
     assert store.get(GATEWAY_TOKEN) == GATEWAY_SECRET
@@ -342,7 +358,7 @@ async def test_keychain_failing_on_save_falls_back_and_stays_open(
 ) -> None:
     session = MemorySecretStore()
     dialog = await opened(
-        make_dialog(qtbot, secrets=RefusingStore(), session=session), signal_future
+        make_dialog(qtbot, Settings(), secrets=RefusingStore(), session=session), signal_future
     )
     assert dialog.keychain_available
     dialog.form.route.setCurrentIndex(dialog.form.route.findData("gateway-rest"))
@@ -481,7 +497,7 @@ def test_read_only_fields_follow_a_theme_change(qtbot: QtBot, qapp: QApplication
     try:
         apply_theme(qapp, "dark")
         qapp.processEvents()  # Qt hands the new palette to widgets from the event loop
-        dialog.form.tabs.setCurrentWidget(dialog.form.advanced)
+        dialog.form.show_page(dialog.form.advanced)
         qapp.processEvents()
         assert edit.palette().color(QPalette.ColorRole.Base) == qapp.palette().color(window)
         assert error.palette().color(QPalette.ColorRole.WindowText) == QColor(DARK.danger)

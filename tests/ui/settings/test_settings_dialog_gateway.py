@@ -93,7 +93,7 @@ def test_bad_metadata_blocks_ok_with_a_clear_message(qtbot: QtBot) -> None:
     assert "key=value" in message
     assert "gateway_metadata" in dialog.errors()
     assert not dialog.ok_button.isEnabled()
-    assert "Metadata (Connection)" in dialog.form.problems.text()
+    assert "Metadata (Advanced)" in dialog.form.problems.text()
     group.metadata.setText("a=1, b=2, c=3, d=4, e=5, f=6")
     assert "at most 5" in (group.metadata_row.error_text() or "")
     group.metadata.setText("a=1")

@@ -88,9 +88,10 @@ async def test_first_run_shows_the_welcome_and_demo_mode_replaces_it(
         await ui.workspace.wait("demo_changed")
         assert ui.env.demo_starts == [1]
         assert window.stack.currentWidget() is window.pane
-        assert "Demo mode" in window.windowTitle()
         assert window.pane.demo_strip.isVisible()
-        assert window.demo_label.isVisible()
+        # Issue 11 #10: the strip is the one place that says so (not the title or status bar).
+        assert window.windowTitle() == "Flarechat"
+        assert ui.env.prefs.settings.demo_mode  # remembered for the next launch (#6)
         reply = await ui.send("Hello from the demo")
         data = await ui.env.finished(reply)
         assert data.status == "done"
@@ -100,7 +101,7 @@ async def test_first_run_shows_the_welcome_and_demo_mode_replaces_it(
         ui.env.workspace.apply_settings(make_settings(emulator))
         await ui.workspace.wait("demo_changed", lambda on: not on)
         assert not window.pane.demo_strip.isVisible()
-        assert "Demo mode" not in window.windowTitle()
+        assert not ui.env.prefs.settings.demo_mode
         assert window.route_label.text() == "Direct"
 
 

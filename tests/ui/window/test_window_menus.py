@@ -1,4 +1,4 @@
-"""The window's menus: File/Edit/View/Help, standard shortcuts, and the Edit text commands."""
+"""The window's menus: File/Edit/Chat/View/Help, shortcuts, access keys, the Edit text commands."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def _menus(main: MainWindow) -> dict[str, QMenu]:
 
 
 def _item(menu: QMenu, text: str) -> QAction:
-    found = [a for a in menu.actions() if a.text() == text]
+    found = [a for a in menu.actions() if a.text().replace("&", "").split("\t")[0] == text]
     assert len(found) == 1, f"{text!r} is not in the {menu.title()} menu"
     return found[0]
 
@@ -48,7 +48,7 @@ async def _focus(main: MainWindow, widget: QWidget) -> None:
 async def test_menus_and_standard_shortcuts(emulator: EmulatorServer, tmp_path: Path) -> None:
     async with window(emulator, tmp_path) as (_env, main, _seen):
         menus = _menus(main)
-        assert list(menus) == ["File", "Edit", "View", "Help"]
+        assert list(menus) == ["File", "Edit", "Chat", "View", "Help"]
         new_chat = _item(menus["File"], "New chat")
         assert _bound(new_chat, Keys.New)
         assert QKeySequence("Ctrl+N") in new_chat.shortcuts()
@@ -136,8 +136,76 @@ async def test_edit_commands_act_on_the_focused_field(
 ) -> None:
     async with window(emulator, tmp_path) as (env, main, _seen):
         await _edit_round_trip(main)
-        await _focus(main, main.sidebar.conversations)  # not a text field: nothing applies
+        await _focus(main, main.sidebar.new_button)  # not a text field: nothing applies
         assert _enabled(main) == set()
         assert all(a.isEnabled() for a in main.text_actions.actions.values())  # keys stay live
         text_commands.run_focused("paste")  # a no-op, not an error
+        await env.chat.drain()
+
+
+async def test_every_menu_item_has_an_access_key_and_the_chat_menu_lists_the_keys(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    """Issue 11 #7: access keys everywhere; regenerate, copy reply, branches, model picker,
+    and the keys the transcript and composer handle themselves, all listed."""
+    async with window(emulator, tmp_path) as (_env, main, _seen):
+        for action in main.menuBar().actions():
+            assert "&" in action.text(), action.text()
+        chat = _menus(main)["Chat"]
+        keys = {
+            "Choose model…": "Ctrl+Shift+M",
+            "Regenerate reply": "Ctrl+R",
+            "Copy reply": "Ctrl+Shift+C",
+            "Previous version": "Alt+Left",
+            "Next version": "Alt+Right",
+        }
+        for label, sequence in keys.items():
+            assert _item(chat, label).shortcut() == QKeySequence(sequence), label
+        listed = {a.text().replace("&", "") for a in chat.actions()}
+        for label in ("Stop reply\tEsc", "Edit last message\tUp", "Jump to latest\tCtrl+End"):
+            assert label in listed
+        for menu in _menus(main).values():
+            for action in menu.actions():
+                if not action.isSeparator() and action.menu() is None:
+                    assert "&" in action.text() or action in main.text_actions.actions.values(), (
+                        action.text()
+                    )
+
+
+async def test_regenerate_copy_and_branch_keys_act_on_the_latest_reply(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    async with window(emulator, tmp_path) as (env, main, _seen):
+        first = env.chat.send("Name a bird")
+        assert first is not None
+        data = await env.finished(first)
+        main.copy_reply_action.trigger()
+        assert QApplication.clipboard().text() == data.content
+        mark = env.recorder.mark()
+        main.regenerate_action.trigger()
+        started = await env.recorder.wait("turn_started", after=mark)
+        await env.finished(started[1])
+        assert env.chat.path_view(env.chat.current_id or "")[-1].sibling_count == 2
+        mark = env.recorder.mark()
+        main.previous_branch_action.trigger()
+        await env.recorder.wait("path_changed", after=mark)
+        shown = env.chat.path_view(env.chat.current_id or "")[-1]
+        assert (shown.id, shown.sibling_index) == (first, 0)
+        await env.chat.drain()
+
+
+async def test_export_is_disabled_until_there_is_something_to_export(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    """Issue 11 #6: no more "Nothing to export yet" after choosing an enabled item."""
+    async with window(emulator, tmp_path) as (env, main, _seen):
+        file_menu = _menus(main)["File"]
+        export = _item(file_menu, "Export conversation as Markdown…")
+        assert not export.isEnabled()
+        assert not _item(file_menu, "Export all conversations…").isEnabled()
+        reply = env.chat.send("Keep this")
+        assert reply is not None
+        await env.finished(reply)
+        await until(export.isEnabled, "export to be enabled")
+        await until(_item(file_menu, "Export all conversations…").isEnabled, "export all")
         await env.chat.drain()

@@ -239,6 +239,11 @@ class RetryBanner(_BannerBase):
             ]
         )
 
+    def _reveal(self) -> None:
+        """Cancel is the way out here, so no close button beside it."""
+        super()._reveal()
+        self._close.hide()
+
     def show_capacity(self, *, model: str, attempt: int, max_attempts: int, seconds: float) -> None:
         """Attempt ``attempt`` of ``max_attempts`` failed; the next one starts in ``seconds``."""
         self._title.setText(f"Workers AI is at capacity for {model}")

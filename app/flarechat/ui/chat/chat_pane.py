@@ -5,15 +5,15 @@ conversation and remembers nothing but which message the banners are about.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QStackedWidget, QVBoxLayout, QWidget
 
 from flarechat.ui.chat.banners import NoticeBanner, RetryBanner
 from flarechat.ui.chat.composer import ComposerWidget
-from flarechat.ui.chat.panels import DemoStrip, FindBar
+from flarechat.ui.chat.panels import DemoStrip, EmptyChatPanel, FindBar
 from flarechat.ui.control import presenting
 from flarechat.ui.control.chat import ChatController
 from flarechat.ui.control.view_data import MessageData
@@ -26,6 +26,9 @@ EDITING_TEXT = "Sending makes a new branch; the original stays available with \u
 CANCEL_EDIT = ("cancel_edit", "Cancel edit")
 STORE_PROBLEM_TITLE = "Can't save to the chat database"
 BANNER_MARGIN_PX = 12
+#: The composer and banners line up with the transcript's text column (its MAX_COLUMN_PX).
+COLUMN_MAX_PX = 860
+SECTION_GAP_PX = 8
 
 
 def short_model(model: str) -> str:
@@ -39,11 +42,13 @@ class ChatPane(QWidget):
         settings_requested(): a banner's "Open settings" (or the demo strip) was clicked.
         switch_model_requested(): "Switch model…" was clicked.
         demo_requested(): "Try demo mode" was clicked.
+        example_chosen(str): an example prompt on a new chat's empty page was clicked.
     """
 
     settings_requested = Signal()
     switch_model_requested = Signal()
     demo_requested = Signal()
+    example_chosen = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -51,6 +56,10 @@ class ChatPane(QWidget):
         self.demo_strip = DemoStrip(self)
         self.find_bar = FindBar(self)
         self.transcript = TranscriptView(self)
+        self.empty_chat = EmptyChatPanel(self)
+        self.body = QStackedWidget(self)
+        self.body.addWidget(self.transcript)
+        self.body.addWidget(self.empty_chat)
         self.retry_banner = RetryBanner(self)
         self.notice_banner = NoticeBanner(self)
         self.edit_strip = NoticeBanner(self)
@@ -61,16 +70,32 @@ class ChatPane(QWidget):
         self._store_problem: str | None = None  # the database's failure, until dismissed
         self._chat: ChatController | None = None
         column = QVBoxLayout(self)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.setSpacing(6)
+        column.setSpacing(SECTION_GAP_PX)
         column.addWidget(self.demo_strip)
         column.addWidget(self.find_bar)
-        column.addWidget(self.transcript, 1)
-        for widget in (self.retry_banner, self.notice_banner, self.edit_strip, self.composer):
-            column.addWidget(widget)
+        column.addWidget(self.body, 1)
+        column.addLayout(self._bottom_column())
         column.setContentsMargins(BANNER_MARGIN_PX, 0, BANNER_MARGIN_PX, BANNER_MARGIN_PX)
         self.demo_strip.settings_requested.connect(self.settings_requested)
         self.notice_banner.dismissed.connect(self._on_notice_dismissed)
+        self.empty_chat.example_chosen.connect(self.example_chosen)
+        self.retry_banner.wait_in_queue_requested.connect(self.composer.show_queued)
+
+    def _bottom_column(self) -> QHBoxLayout:
+        """Banners and composer in a column as wide as the transcript's text, centred."""
+        inner = QWidget(self)
+        inner.setObjectName("composerColumn")
+        inner.setMaximumWidth(COLUMN_MAX_PX)
+        stack = QVBoxLayout(inner)
+        stack.setContentsMargins(0, 0, 0, 0)
+        stack.setSpacing(SECTION_GAP_PX)
+        for widget in (self.retry_banner, self.notice_banner, self.edit_strip, self.composer):
+            stack.addWidget(widget)
+        row = QHBoxLayout()
+        row.addStretch(0)
+        row.addWidget(inner, 1)
+        row.addStretch(0)
+        return row
 
     @property
     def chat(self) -> ChatController:
@@ -100,7 +125,7 @@ class ChatPane(QWidget):
         chat.store_problem.connect(self.on_store_problem)
 
     def _bind_intents(self, chat: ChatController) -> None:
-        self.composer.send_requested.connect(chat.send)
+        self.composer.send_requested.connect(self._on_send_requested)
         self.composer.stop_requested.connect(self.on_escape)
         self.composer.edit_last_requested.connect(chat.edit_last)
         self.transcript.regenerate_requested.connect(chat.regenerate)
@@ -115,6 +140,24 @@ class ChatPane(QWidget):
         self.edit_strip.action_triggered.connect(lambda _action: chat.cancel_edit())
         self.find_bar.match_selected.connect(self.show_message)
 
+    #: Set by the window: what the composer's text becomes when sent (a template filled in),
+    #: or None to keep it in the box (a template value is still missing).
+    send_filter: Callable[[str], str | None] | None = None
+
+    def _on_send_requested(self, text: str) -> None:
+        sent = self.send_filter(text) if self.send_filter is not None else text
+        if sent is None:
+            self.composer.set_text(text)
+        else:
+            self.chat.send(sent)
+
+    def add_composer_accessory(self, widget: QWidget) -> None:
+        """Put ``widget`` just above the composer (the lab's presets, prompts and meter)."""
+        parent = self.composer.parentWidget()
+        layout = parent.layout() if parent is not None else None
+        if isinstance(layout, QVBoxLayout):
+            layout.insertWidget(layout.indexOf(self.composer), widget)
+
     # -- the conversation ------------------------------------------------------------------
 
     def on_conversation_opened(self, _conversation_id: str, messages: list[MessageData]) -> None:
@@ -123,6 +166,8 @@ class ChatPane(QWidget):
         settled = messages if running is None else messages[:running]
         self.transcript.set_history(settled)
         self._append(messages[len(settled) :])
+        self._show_body(has_messages=bool(messages))
+        self.composer.clear_queued()
         if (retry := self.chat.pending_retry()) is not None:
             self.on_retry_scheduled(*retry)
         self.composer.setFocus()
@@ -142,8 +187,22 @@ class ChatPane(QWidget):
     def _current(self, conversation_id: str) -> bool:
         return conversation_id == self.chat.current_id
 
+    def _show_body(self, *, has_messages: bool) -> None:
+        """A new chat shows examples; the transcript comes back with the first message."""
+        self.body.setCurrentWidget(self.transcript if has_messages else self.empty_chat)
+
+    def set_example_model(self, model: str, strengths: str = "") -> None:
+        self.empty_chat.set_model(model, strengths)
+
+    def transcript_to_end(self) -> None:
+        """Jump to the latest message (what Ctrl+End does in the transcript)."""
+        self.transcript.scroll_area.verticalScrollBar().setValue(
+            self.transcript.scroll_area.verticalScrollBar().maximum()
+        )
+
     def on_message_added(self, conversation_id: str, data: MessageData) -> None:
         if self._current(conversation_id):
+            self._show_body(has_messages=True)
             self.transcript.add_message(data)
 
     def on_message_updated(self, data: MessageData) -> None:
@@ -168,6 +227,7 @@ class ChatPane(QWidget):
         if not self._current(conversation_id):
             return
         self.clear_banners()
+        self._show_body(has_messages=True)
         self.transcript.begin_reply(message_id, model=self.chat.current_model())
 
     def on_siblings_changed(self, message_id: str, index: int, count: int) -> None:
@@ -176,6 +236,7 @@ class ChatPane(QWidget):
 
     def on_text_appended(self, message_id: str, text: str) -> None:
         if self.chat.is_shown(message_id):
+            self.composer.clear_queued()  # the queue gave way: the reply is arriving
             self.transcript.append_text(message_id, text)
 
     def on_reasoning_appended(self, message_id: str, text: str) -> None:
@@ -184,6 +245,7 @@ class ChatPane(QWidget):
 
     def on_turn_finished(self, message_id: str, data: MessageData) -> None:
         if self.chat.is_shown(message_id):
+            self.composer.clear_queued()
             self.transcript.finish_reply(message_id, data)
 
     def on_turn_failed(
@@ -192,6 +254,7 @@ class ChatPane(QWidget):
         if not self.chat.is_shown(message_id):
             return
         self.clear_banners()
+        self.composer.clear_queued()
         self._banner_message = message_id
         if kind == "capacity":
             model = short_model(str(extra.get("model", "")))
@@ -287,3 +350,8 @@ class ChatPane(QWidget):
 
     def show_notice(self, kind: str, title: str, text: str, actions: list[tuple[str, str]]) -> None:
         self.notice_banner.show(kind, title, text, actions)
+
+    def drop_notice(self, text: str | None) -> None:
+        """Hide the notice if it says ``text`` (e.g. a keychain problem that demo mode moots)."""
+        if text and text in self.notice_banner.text and self.notice_banner.isVisibleTo(self):
+            self.notice_banner.hide()

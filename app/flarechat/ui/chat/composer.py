@@ -1,10 +1,13 @@
-"""The composer: a growing text box that sends on Enter, with a Send button that turns into Stop."""
+"""The composer: a growing text box that sends on Enter, a Send button that turns into Stop,
+and the Reject-if-busy switch with the "queued" state under it."""
 
 from __future__ import annotations
 
 import math
+import time
+from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QObject, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QFontMetricsF,
@@ -16,10 +19,19 @@ from PySide6.QtGui import (
     QPen,
     QResizeEvent,
 )
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QPlainTextEdit, QToolButton, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from flarechat.ui.shared.icons import icon
-from flarechat.ui.shared.theme import current_palette, fill_rounded, named
+from flarechat.ui.shared.theme import current_palette, fill_rounded, mute, named, scaled_font
 
 __all__ = ["MAX_LINES", "MIN_LINES", "ComposerWidget"]
 
@@ -28,6 +40,17 @@ MAX_LINES = 8
 SEND_BUTTON_PX = 32
 SEND_ICON_PX = 18
 PLACEHOLDER = "Message {model} — Enter to send, Shift+Enter for a new line"
+#: Used when the full placeholder would not fit the box (a narrow window).
+SHORT_PLACEHOLDER = "Message {model}"
+REJECT_IF_BUSY = "Reject if busy"
+REJECT_IF_BUSY_TIP = (
+    "On: when Workers AI is at capacity, fail fast and retry (a banner shows).\n"
+    "Off: wait in Cloudflare's queue instead."
+)
+QUEUED_TEXT = "Waiting in Cloudflare's queue \N{MIDDLE DOT} {seconds} s"
+QUEUED_TICK_MS = 1000
+#: The footer's small print is this much smaller than the message text.
+FOOTER_FONT_FACTOR = 0.9
 _SEND_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter)
 #: QPlainTextEdit scrolls by a line unless its viewport has this extra pixel.
 _LINE_SLACK_PX = 1
@@ -124,16 +147,27 @@ class ComposerWidget(QFrame):
         send_requested(str): Enter or Send with non-blank text (the box is then cleared).
         stop_requested(): Esc, or the Send button while busy (it shows Stop then).
         edit_last_requested(): Up in an empty box.
+        reject_if_busy_toggled(bool): the user switched Reject if busy (not emitted by
+            ``set_reject_if_busy``).
+
+    Slots for the controller: ``set_reject_if_busy(bool)``, ``show_queued(waited_s)`` (the
+    reply waits in Cloudflare's queue; the label counts up) and ``clear_queued()``.
     """
 
     send_requested = Signal(str)
     stop_requested = Signal()
     edit_last_requested = Signal()
+    reject_if_busy_toggled = Signal(bool)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, parent: QWidget | None = None, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("composerFrame")
         self._busy = False
+        self._model_name = "the model"
+        self._clock = clock
+        self._queued_since: float | None = None
         self._edit = _ComposerEdit(self)
         self._edit.setAccessibleName("Message")
         self._edit.submit.connect(self._on_submit)
@@ -149,15 +183,71 @@ class ComposerWidget(QFrame):
         self._button.setIconSize(QSize(SEND_ICON_PX, SEND_ICON_PX))
         self._button.setCursor(Qt.CursorShape.PointingHandCursor)
         self._button.clicked.connect(self._on_button_clicked)
-        row = QHBoxLayout(self)
-        row.setContentsMargins(10, 6, 6, 6)
-        row.setSpacing(6)
+        self._build_footer()
+        row = QHBoxLayout()
+        row.setSpacing(8)
         row.addWidget(self._edit, 1)
         row.addWidget(self._button, 0, Qt.AlignmentFlag.AlignBottom)
+        column = QVBoxLayout(self)
+        column.setContentsMargins(12, 8, 8, 8)
+        column.setSpacing(4)
+        column.addLayout(row)
+        column.addLayout(self._footer)
         self.setFocusProxy(self._edit)
         self.set_model("")
         self._update_button()
         self._fit_height()
+
+    def _build_footer(self) -> None:
+        self.reject_toggle = QCheckBox(REJECT_IF_BUSY, self)
+        self.reject_toggle.setAccessibleName(REJECT_IF_BUSY)
+        self.reject_toggle.setToolTip(REJECT_IF_BUSY_TIP)
+        self.reject_toggle.toggled.connect(self._on_reject_toggled)
+        self.queued_label = mute(QLabel(self))
+        self.queued_label.setAccessibleName("Queue status")
+        self.queued_label.hide()
+        for widget in (self.reject_toggle, self.queued_label):
+            widget.setFont(scaled_font(widget, FOOTER_FONT_FACTOR))
+        self._queued_timer = QTimer(self, interval=QUEUED_TICK_MS)
+        self._queued_timer.setObjectName("composer-queued-tick")
+        self._queued_timer.timeout.connect(self._show_queued_time)
+        self._footer = QHBoxLayout()
+        self._footer.setSpacing(8)
+        self._footer.addWidget(self.reject_toggle)
+        self._footer.addWidget(self.queued_label)
+        self._footer.addStretch(1)
+
+    # -- Reject if busy and the queue -------------------------------------------------------
+    def set_reject_if_busy(self, on: bool) -> None:
+        """Show the current setting (does not emit reject_if_busy_toggled)."""
+        blocked = self.reject_toggle.blockSignals(True)
+        self.reject_toggle.setChecked(on)
+        self.reject_toggle.blockSignals(blocked)
+
+    def _on_reject_toggled(self, on: bool) -> None:
+        self.reject_if_busy_toggled.emit(on)
+
+    def show_queued(self, waited: float = 0.0) -> None:
+        """The reply waits in Cloudflare's queue (Reject if busy off): count the wait up."""
+        self._queued_since = self._clock() - max(0.0, waited)
+        self._show_queued_time()
+        self.queued_label.show()
+        self._queued_timer.start()
+
+    def clear_queued(self) -> None:
+        self._queued_since = None
+        self._queued_timer.stop()
+        self.queued_label.hide()
+
+    def queued_seconds(self) -> int | None:
+        if self._queued_since is None:
+            return None
+        return int(self._clock() - self._queued_since)
+
+    def _show_queued_time(self) -> None:
+        seconds = self.queued_seconds()
+        if seconds is not None:
+            self.queued_label.setText(QUEUED_TEXT.format(seconds=seconds))
 
     @property
     def editor(self) -> QPlainTextEdit:
@@ -182,8 +272,18 @@ class ComposerWidget(QFrame):
         self._edit.setFocus()
 
     def set_model(self, model: str) -> None:
-        name = model.rsplit("/", 1)[-1] if model else "the model"
-        self._edit.setPlaceholderText(PLACEHOLDER.format(model=name))
+        self._model_name = model.rsplit("/", 1)[-1] if model else "the model"
+        self._fit_placeholder()
+
+    def _fit_placeholder(self) -> None:
+        """The full hint when it fits on one line of the box, else the short one."""
+        room = self._edit.viewport().width() - 2 * math.ceil(self._edit.document().documentMargin())
+        metrics = self._edit.fontMetrics()
+        full = PLACEHOLDER.format(model=self._model_name)
+        fits = self._edit.viewport().width() <= 0 or metrics.horizontalAdvance(full) <= room
+        self._edit.setPlaceholderText(
+            full if fits else SHORT_PLACEHOLDER.format(model=self._model_name)
+        )
 
     def set_busy(self, busy: bool) -> None:
         """While busy the button is Stop; the box stays editable for the next message."""
@@ -256,3 +356,4 @@ class ComposerWidget(QFrame):
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._fit_height()
+        self._fit_placeholder()

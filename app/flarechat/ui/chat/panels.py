@@ -1,6 +1,9 @@
-"""Two small panels of the window: the first-run welcome, and the find-in-conversation bar."""
+"""Small panels of the window: the first-run welcome, a new chat's examples, the demo strip,
+the find-in-conversation bar."""
 
 from __future__ import annotations
+
+import html
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
@@ -17,7 +20,14 @@ from PySide6.QtWidgets import (
 
 from flarechat.ui.shared.icons import APP_ICON, icon, icon_pixmap
 
-__all__ = ["DEMO_LABEL", "DemoStrip", "FindBar", "WelcomePanel"]
+__all__ = [
+    "DEMO_LABEL",
+    "EXAMPLE_PROMPTS",
+    "DemoStrip",
+    "EmptyChatPanel",
+    "FindBar",
+    "WelcomePanel",
+]
 
 WELCOME_ICON_PX = 96
 WELCOME_BUTTON_SIZE = (150, 34)
@@ -81,6 +91,77 @@ class WelcomePanel(QWidget):
         column.addSpacing(12)
         column.addLayout(buttons)
         column.addStretch(2)
+
+
+EXAMPLE_PROMPTS = (
+    "Explain Cloudflare AI Gateway caching in three bullet points",
+    "Write a Python function that retries an HTTP call with backoff",
+    "Plan a relaxed three-day trip to Lisbon",
+    "Summarise the pros and cons of SQLite for a desktop app",
+)
+EMPTY_TITLE = "What shall we talk about?"
+EMPTY_MAX_WIDTH_PX = 560
+EXAMPLE_GAP_PX = 8
+
+
+class EmptyChatPanel(QWidget):
+    """A new chat's empty page: the model and what it is good at, and a few prompts to try.
+
+    Signals:
+        example_chosen(str): an example was clicked (it goes into the composer, not sent).
+    """
+
+    example_chosen = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("emptyChat")
+        self.setAccessibleName("New chat")
+        title = QLabel(EMPTY_TITLE, self)
+        font = title.font()
+        font.setPointSizeF(font.pointSizeF() * 1.4)
+        font.setBold(True)
+        title.setFont(font)
+        title.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.model_line = QLabel(self)
+        self.model_line.setWordWrap(True)
+        self.model_line.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.model_line.setForegroundRole(self.model_line.foregroundRole().PlaceholderText)
+        self.model_line.setAccessibleName("Current model")
+        self.examples = [self._example(text) for text in EXAMPLE_PROMPTS]
+        column = QVBoxLayout()
+        column.setSpacing(EXAMPLE_GAP_PX)
+        column.addWidget(title)
+        column.addWidget(self.model_line)
+        column.addSpacing(EXAMPLE_GAP_PX)
+        for button in self.examples:
+            column.addWidget(button)
+        inner = QWidget(self)
+        inner.setLayout(column)
+        inner.setMaximumWidth(EMPTY_MAX_WIDTH_PX)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(inner, 4)
+        row.addStretch(1)
+        outer = QVBoxLayout(self)
+        outer.addStretch(1)
+        outer.addLayout(row)
+        outer.addStretch(2)
+
+    def _example(self, text: str) -> QPushButton:
+        button = QPushButton(text, self)
+        button.setObjectName("examplePrompt")
+        button.setAccessibleName(f"Example: {text}")
+        button.setCursor(Qt.CursorShape.PointingHandCursor)
+        button.setStyleSheet("QPushButton#examplePrompt { text-align: left; padding: 8px 12px; }")
+        button.clicked.connect(lambda _checked=False, t=text: self.example_chosen.emit(t))
+        return button
+
+    def set_model(self, model: str, strengths: str = "") -> None:
+        """``model``: the id; ``strengths``: one line from the catalogue (may be empty)."""
+        name = model.rsplit("/", 1)[-1] if model else "no model chosen yet"
+        line = f"Chatting with <b>{html.escape(name)}</b>"
+        self.model_line.setText(f"{line}<br>{html.escape(strengths)}" if strengths else line)
 
 
 class DemoStrip(QFrame):

@@ -90,6 +90,22 @@ def badges_for(model: ModelInfo) -> list[Badge]:
     return [badge for flag, badge in flags if flag]
 
 
+def model_strengths(model: ModelInfo) -> str:
+    """One line on what a model is good at: its description's first sentence and its skills."""
+    first = model.description.split(". ")[0].strip().rstrip(".")
+    skills = [
+        text
+        for flag, text in (
+            (model.reasoning, "thinks step by step"),
+            (model.function_calling, "can call tools"),
+            (model.vision, "reads images"),
+            (bool(model.context_window), f"{format_context(model.context_window)} window"),
+        )
+        if flag
+    ]
+    return " · ".join(part for part in (first, ", ".join(skills)) if part)
+
+
 def format_context(tokens: int | None) -> str:
     """``128000`` -> ``"128K ctx"``; empty when unknown."""
     if not tokens:
@@ -109,10 +125,10 @@ def _dollars(price: float) -> str:
 
 
 def format_price(model: ModelInfo) -> str:
-    """``"$0.29 / $2.25 per M"`` (input / output per million tokens); empty when unknown."""
+    """``"$0.29 in / $2.25 out per M"`` (per million tokens); empty when unknown."""
     price_in, price_out = model.price_input_per_m, model.price_output_per_m
     if price_in is not None and price_out is not None:
-        return f"{_dollars(price_in)} / {_dollars(price_out)} per M"
+        return f"{_dollars(price_in)} in / {_dollars(price_out)} out per M"
     if price_in is not None:
         return f"{_dollars(price_in)} in per M"
     if price_out is not None:

@@ -23,6 +23,7 @@ from flarechat.ui.models.listing import (
     ModelListModel,
     badges_for,
     badges_width,
+    model_strengths,
     paint_badges,
 )
 from flarechat.ui.models.popup import ModelPickerPopup
@@ -32,6 +33,7 @@ __all__ = ["ModelPicker", "ModelPickerPopup", "format_age"]
 POPUP_WIDTH = 540
 POPUP_HEIGHT = 460
 AGE_REFRESH_MS = 30_000
+NO_ACCOUNT_STATUS = "Add your account in Settings (or try demo mode) to load the models"
 BUTTON_PAD_H = 10
 BUTTON_GAP = 8
 BUTTON_MIN_HEIGHT = 30
@@ -155,6 +157,7 @@ class ModelPicker(QWidget):
         self._fetched_at: float | None = None
         self._offline = False
         self._loading = False
+        self._account_missing = False
         self._model = ModelListModel(self)
         self.button = _PickerButton(self)
         self.button.setAccessibleName("Model")
@@ -193,6 +196,16 @@ class ModelPicker(QWidget):
         self.popup.delegate.current_id = model_id
         self.popup.view.viewport().update()
         self._update_button()
+
+    def set_account_missing(self, missing: bool) -> None:
+        """No account (and no demo): Refresh cannot fetch, and the status says why."""
+        self._account_missing = missing
+        self._update_status()
+
+    def strengths(self, model_id: str) -> str:
+        """What the model is good at, from the catalogue (empty when it is not listed)."""
+        info = self._model.find(model_id)
+        return model_strengths(info) if info is not None else ""
 
     def set_loading(self, loading: bool) -> None:
         self._loading = loading
@@ -238,6 +251,8 @@ class ModelPicker(QWidget):
     def _status(self) -> str:
         if self._loading:
             return "Updating the model list…"
+        if self._account_missing:
+            return NO_ACCOUNT_STATUS
         age = None if self._fetched_at is None else format_age(self._clock() - self._fetched_at)
         if self._offline:
             if not self._model.rowCount():

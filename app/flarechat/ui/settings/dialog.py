@@ -14,9 +14,16 @@ import os
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any
 
-from PySide6.QtCore import Signal
-from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeyEvent, QShowEvent
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QMessageBox,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from flarechat.api.config import Secret
 from flarechat.api.errors import WorkersAIError
@@ -50,6 +57,10 @@ VERIFY_TIMEOUT = 30.0
 DESCRIBE_TIMEOUT = 2.0
 DEFAULT_KEYCHAIN = "the system keychain"
 DIALOG_MIN_WIDTH = 660
+#: The size a settings window opens at when the screen has room (it can be resized).
+PREFERRED_SIZE = (760, 680)
+TITLE = "Settings \N{EM DASH} Flarechat"
+DISCARD_QUESTION = "Discard your changes to the settings?"
 
 
 #: Checks a token; returns a short success line, raises (e.g. WorkersAIError) on failure.
@@ -84,11 +95,18 @@ class SettingsDialog(QDialog):
         parent: QWidget | None = None,
         session_secrets: SecretStore | None = None,
         env: Mapping[str, str] = os.environ,
+        demo: bool = False,
     ) -> None:
+        """``demo``: the window runs on the built-in emulator (no token needs a keychain)."""
         super().__init__(parent)
-        self.setWindowTitle("Flarechat Settings")
+        self.setWindowTitle(TITLE)
         self.setAccessibleName("Settings")
         self.setMinimumWidth(DIALOG_MIN_WIDTH)
+        self.setSizeGripEnabled(True)
+        self._settings = settings
+        self._demo = demo
+        self._keychain_text = ""
+        self.discard_box: QMessageBox | None = None
         self._secrets = secrets
         self._session = MemorySecretStore() if session_secrets is None else session_secrets
         self._verify = verify
@@ -128,7 +146,12 @@ class SettingsDialog(QDialog):
         return not self._keychain_down
 
     # -- validation -----------------------------------------------------------------------
+    def has_changes(self) -> bool:
+        """Whether anything was edited (a typed token counts, its value is not compared)."""
+        return self.form.has_token_changes() or self.result_settings() != self._settings
+
     def _revalidate(self) -> None:
+        self._update_keychain_warning()
         errors = self.form.validate()
         self.ok_button.setEnabled(not errors and not self._saving)
         self.form.verify_button.setEnabled(self._can_verify(errors))
@@ -177,18 +200,39 @@ class SettingsDialog(QDialog):
             self._spawn(self._load_tokens())
 
     def _fit_height(self) -> None:
-        """Grow to the height the wrapped notes need at this width, within the screen.
-
-        Qt opens a window at its plain size hint capped to 2/3 of the screen, floored at a
-        minimum that ignores height-for-width; the notes (the only rows that can shrink)
-        then get clipped.
-        """
-        needed = self.heightForWidth(self.width())
+        """Open at a comfortable size within the screen; the pages scroll when it is smaller."""
+        width, height = PREFERRED_SIZE
         screen = self.screen()
         if screen is not None:
-            needed = min(needed, screen.availableGeometry().height())
-        if needed > self.height():
-            self.resize(self.width(), needed)
+            room = screen.availableGeometry()
+            width, height = min(width, room.width()), min(height, room.height())
+        self.resize(max(self.width(), width), max(self.height(), height))
+
+    # -- Esc ------------------------------------------------------------------------------
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Esc asks before throwing edits away (Cancel is a deliberate choice and does not)."""
+        if event.key() == Qt.Key.Key_Escape and self.has_changes() and not self._saving:
+            event.accept()
+            self._ask_discard()
+            return
+        super().keyPressEvent(event)
+
+    def _ask_discard(self) -> None:
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            TITLE,
+            DISCARD_QUESTION,
+            QMessageBox.StandardButton.NoButton,
+            self,
+        )
+        box.setInformativeText("Your edits have not been saved.")
+        discard = box.addButton("Discard", QMessageBox.ButtonRole.DestructiveRole)
+        keep = box.addButton("Keep editing", QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(keep)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.buttonClicked.connect(lambda button: self.reject() if button is discard else None)
+        self.discard_box = box
+        box.open()
 
     # -- keychain ---------------------------------------------------------------------------
     def _token_fields(self) -> tuple[tuple[str, TokenField], ...]:
@@ -229,8 +273,21 @@ class SettingsDialog(QDialog):
         if not self._keychain_down:
             log.warning("keychain unavailable: %s", exc.reason or exc.message)
         self._keychain_down = True
-        self.form.show_keychain_warning(KEYCHAIN_WARNING.format(reason=exc.reason or exc.message))
+        self._keychain_text = KEYCHAIN_WARNING.format(reason=exc.reason or exc.message)
+        self._update_keychain_warning()
         self._refresh_token_notes()
+
+    def _update_keychain_warning(self) -> None:
+        """Warn only when a token would need the keychain: not for a token from the
+        environment, nor in demo mode until the user types one."""
+        if not self._keychain_down:
+            return
+        form = self.form
+        own_api_token = form.api_token.state is not TokenState.OVERRIDDEN
+        needs = form.has_token_changes() or (
+            not self._demo and (own_api_token or form.connection.uses_gateway())
+        )
+        form.show_keychain_warning(self._keychain_text, shown=needs)
 
     def _refresh_token_notes(self) -> None:
         self.form.set_token_notes(keychain=self._keychain_name, session_only=self._keychain_down)

@@ -1,4 +1,4 @@
-"""The settings dialog's form: the four tabs, inline validation, and the values read back."""
+"""The settings dialog's form: scrolling tabs, inline validation, the values read back."""
 
 from __future__ import annotations
 
@@ -10,9 +10,12 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import (
     QComboBox,
     QDialogButtonBox,
+    QFormLayout,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QScrollArea,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -41,6 +44,7 @@ from flarechat.ui.settings.pages import (
     TTL_UNSET,
     AccountPage,
     AdvancedPage,
+    AppearancePage,
     ConnectionPage,
     GenerationPage,
 )
@@ -62,18 +66,33 @@ FIELD_LABELS = {
     "api_base": "API base URL",
     "gateway_base": "Gateway base URL",
 }
-ACCOUNT_TAB, CONNECTION_TAB, GENERATION_TAB, ADVANCED_TAB = range(4)
+ACCOUNT_TAB, CONNECTION_TAB, GENERATION_TAB, APPEARANCE_TAB, ADVANCED_TAB = range(5)
 FIELD_TABS = {
     "account_id": ACCOUNT_TAB,
     "api_token": ACCOUNT_TAB,
     "gateway_id": CONNECTION_TAB,
     "gateway_token": CONNECTION_TAB,
-    "cache_ttl": CONNECTION_TAB,
-    "gateway_cache_key": CONNECTION_TAB,
-    "gateway_metadata": CONNECTION_TAB,
+    "cache_ttl": ADVANCED_TAB,
+    "gateway_cache_key": ADVANCED_TAB,
+    "gateway_metadata": ADVANCED_TAB,
     "api_base": ADVANCED_TAB,
     "gateway_base": ADVANCED_TAB,
 }
+
+
+MISSING_TOKEN = "Add the API token for this account, or clear the account ID."
+#: Space between the tabs, the problems line and the buttons (the 4/8 px grid).
+SECTION_GAP_PX = 8
+
+
+def _scrolling(page: QWidget) -> QScrollArea:
+    """``page`` in a frameless scroll area: a small window scrolls instead of squashing rows."""
+    area = QScrollArea()
+    area.setObjectName("settingsPageScroll")
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setWidget(page)
+    return area
 
 
 class SettingsForm(QWidget):
@@ -109,13 +128,21 @@ class SettingsForm(QWidget):
         self.keychain_warning = WarningStrip(self)
         self.keychain_warning.setAccessibleName("Keychain warning")
         self.account, self.connection = AccountPage(), ConnectionPage()
-        self.generation, self.advanced = GenerationPage(), AdvancedPage()
+        self.generation, self.appearance = GenerationPage(), AppearancePage()
+        self.advanced = AdvancedPage()
+        self.pages: tuple[QWidget, ...] = (
+            self.account,
+            self.connection,
+            self.generation,
+            self.appearance,
+            self.advanced,
+        )
         self.tabs = QTabWidget(self)
         self.tabs.setAccessibleName("Settings sections")
-        self.tabs.addTab(self.account, "Account")
-        self.tabs.addTab(self.connection, "Connection")
-        self.tabs.addTab(self.generation, "Generation")
-        self.tabs.addTab(self.advanced, "Advanced")
+        names = ("&Account", "C&onnection", "&Generation", "A&ppearance", "Ad&vanced")
+        for page, name in zip(self.pages, names, strict=True):
+            self.tabs.addTab(_scrolling(page), name)
+        self._align_label_columns()
         self.problems = ErrorLabel(self)
         self.problems.setAccessibleName("Settings problems")
         self.status = mute(QLabel(self))
@@ -126,15 +153,31 @@ class SettingsForm(QWidget):
         for button in self.buttons.buttons():
             button.setAccessibleName(button.text().replace("&", ""))
         bottom = QHBoxLayout()
-        bottom.addWidget(self.problems, 1)
         bottom.addWidget(self.status, 1)
         bottom.addWidget(self.buttons)
         box = QVBoxLayout(self)
         box.setContentsMargins(0, 0, 0, 0)
+        box.setSpacing(SECTION_GAP_PX)
         box.addWidget(self.keychain_warning)
         box.addWidget(self.tabs, 1)
+        box.addWidget(self.problems)  # full width: "To save, fix: …" can name several fields
         box.addLayout(bottom)
+        self.problems.hide()
         self._alias_fields()
+
+    def _align_label_columns(self) -> None:
+        """Every tab's labels get the widest label's width, so fields line up across tabs."""
+        labels = [label for page in self.pages for label in _form_labels(page)]
+        width = max((label.sizeHint().width() for label in labels), default=0)
+        for label in labels:
+            label.setMinimumWidth(width)
+
+    def tab_page(self, index: int) -> QWidget:
+        """The page shown by tab ``index`` (the tab itself holds its scroll area)."""
+        return self.pages[index]
+
+    def show_page(self, page: QWidget) -> None:
+        self.tabs.setCurrentIndex(self.pages.index(page))
 
     def _alias_fields(self) -> None:
         """Flat names for the fields the dialog and tests reach for."""
@@ -143,11 +186,11 @@ class SettingsForm(QWidget):
         self.api_token, self.api_token_row, self.verify = a.api_token, a.api_token_row, a.verify
         self.verify_button = a.verify.button
         self.route, self.route_row, self.endpoint = c.route, c.route_row, c.endpoint
-        self.reject_if_busy, self.skip_cache = c.reject_if_busy, c.skip_cache
+        self.reject_if_busy, self.skip_cache = c.reject_if_busy, adv.skip_cache
         self.gateway_id, self.gateway_row = c.gateway_id, c.gateway_row
         self.gateway_token, self.gateway_token_row = c.gateway_token, c.gateway_token_row
-        self.cache_ttl, self.cache_ttl_row = c.cache_ttl, c.cache_ttl_row
-        self.gateway_options = c.options
+        self.cache_ttl, self.cache_ttl_row = adv.cache_ttl, adv.cache_ttl_row
+        self.gateway_options = adv.options
         self.max_tokens, self.temperature = g.max_tokens, g.temperature
         self.system_prompt = g.system_prompt
         self.api_base, self.api_base_row = adv.api_base, adv.api_base_row
@@ -171,6 +214,8 @@ class SettingsForm(QWidget):
         self.gateway_base.setText(s.gateway_base)
         self.request_timeout.setValue(s.request_timeout)
         self._populate_gateway_options(s)
+        self.appearance.set_theme(s.theme)
+        self.appearance.set_font_size(s.font_size)
 
     def _populate_gateway_options(self, s: Settings) -> None:
         o = self.gateway_options
@@ -234,7 +279,9 @@ class SettingsForm(QWidget):
         self.cache_ttl.valueChanged.connect(self.changed)
 
     def _on_route_changed(self) -> None:
-        self.connection.sync_gateway_fields()
+        gateway = self.connection.uses_gateway()
+        self.connection.set_gateway_enabled(gateway)
+        self.advanced.set_gateway_enabled(gateway)
         self.changed.emit()
 
     # -- validation -----------------------------------------------------------------------
@@ -242,7 +289,7 @@ class SettingsForm(QWidget):
         """Check every editable field, show messages inline; returns field -> message."""
         checks: list[tuple[str, FieldRow, str | None]] = [
             ("account_id", self.account_row, self._check(self.account_id, v.validate_account_id)),
-            ("api_token", self.api_token_row, _check_token(self.api_token, v.validate_api_token)),
+            ("api_token", self.api_token_row, self._check_api_token()),
             *self._gateway_checks(),
             ("api_base", self.api_base_row, self._check(self.api_base, v.validate_base_url)),
             (
@@ -265,8 +312,22 @@ class SettingsForm(QWidget):
         for index in range(self.tabs.count()):
             bad = index in bad_tabs
             self.tabs.setTabIcon(index, icon("error", role="danger") if bad else QIcon())
-        where = [f"{FIELD_LABELS[f]} ({self.tabs.tabText(FIELD_TABS[f])})" for f in self._errors]
+        where = [f"{FIELD_LABELS[f]} ({self._tab_name(FIELD_TABS[f])})" for f in self._errors]
         self.problems.setText(f"To save, fix: {', '.join(where)}." if where else "")
+        self.problems.setVisible(bool(where))
+
+    def _tab_name(self, index: int) -> str:
+        return self.tabs.tabText(index).replace("&", "")
+
+    def _check_api_token(self) -> str | None:
+        """A typed token must be well-formed; an account ID needs a token to go with it."""
+        field = self.api_token
+        if field.typed():
+            return v.validate_api_token(field.typed())
+        waiting = field.state is TokenState.LOADING
+        if self.account_id_value() and not waiting and not field.available():
+            return MISSING_TOKEN
+        return None
 
     def _gateway_checks(self) -> list[tuple[str, FieldRow, str | None]]:
         """Gateway fields only count on a gateway route (they are disabled otherwise)."""
@@ -332,6 +393,8 @@ class SettingsForm(QWidget):
             api_base=s.api_base if "api_base" in kept else self.api_base_value(),
             gateway_base=s.gateway_base if "gateway_base" in kept else self._gateway_base(),
             request_timeout=self.request_timeout.value(),
+            theme=self.appearance.theme_value(),
+            font_size=self.appearance.font_size_value(),
             ui_state=dict(s.ui_state),
         )
         return self._with_gateway_options(settings)
@@ -360,9 +423,12 @@ class SettingsForm(QWidget):
         return self.gateway_base.text().strip()
 
     # -- feedback from the dialog -----------------------------------------------------------
-    def show_keychain_warning(self, text: str) -> None:
+    def show_keychain_warning(self, text: str, *, shown: bool = True) -> None:
         self.keychain_warning.set_text(text)
-        self.keychain_warning.show()
+        self.keychain_warning.setVisible(shown)
+
+    def has_token_changes(self) -> bool:
+        return self.api_token.has_change() or self.gateway_token.has_change()
 
     def set_token_notes(self, *, keychain: str, session_only: bool) -> None:
         api_note = token_note(self.api_token, keychain=keychain, session_only=session_only)
@@ -372,6 +438,18 @@ class SettingsForm(QWidget):
 
     def set_status(self, text: str) -> None:
         self.status.setText(text)
+
+
+def _form_labels(page: QWidget) -> list[QLabel]:
+    """The labels in the label column of ``page``'s forms."""
+    found = []
+    for form in page.findChildren(QFormLayout):
+        for row in range(form.rowCount()):
+            item = form.itemAt(row, QFormLayout.ItemRole.LabelRole)
+            label = item.widget() if item is not None else None
+            if isinstance(label, QLabel):
+                found.append(label)
+    return found
 
 
 def _check_token(field: TokenField, validator: _Validator) -> str | None:

@@ -1,4 +1,4 @@
-"""The four tabs of the settings dialog, each a widget that builds and owns its fields."""
+"""The settings dialog's pages, each a widget that builds and owns its fields."""
 
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ __all__ = [
     "TTL_UNSET",
     "AccountPage",
     "AdvancedPage",
+    "AppearancePage",
     "ConnectionPage",
     "GatewayOptionsRows",
     "GenerationPage",
@@ -105,6 +106,20 @@ METADATA_NOTE = (
 )
 CACHE_KEY_NOTE = "Requests with the same key share one cached answer."
 RETRY_NOTE = "Retries the gateway makes itself when Workers AI fails (before any reply)."
+GATEWAY_TIMEOUT_NOTE = (
+    "How long the gateway waits for Workers AI before it retries or gives up. "
+    "Flarechat's own wait is the Request timeout below."
+)
+THEME_CHOICES = (("system", "Same as the system"), ("light", "Light"), ("dark", "Dark"))
+THEME_NOTE = "Switches as soon as you press OK."
+#: Text size in points; the lowest spin-box value reads "System size" (0 in Settings).
+FONT_SIZE_MIN, FONT_SIZE_MAX = 8, 24
+FONT_SIZE_SYSTEM = FONT_SIZE_MIN - 1
+FONT_SIZE_NOTE = "The size of all text in the window; Ctrl+= and Ctrl+- zoom the chat itself."
+MORE_GATEWAY_NOTE = "Caching, logging and the gateway's own retries are under Advanced."
+GATEWAY_ONLY_NOTE = (
+    "These apply only when Connection \N{RIGHTWARDS ARROW} Route goes through AI Gateway."
+)
 
 
 def _heading(text: str) -> QLabel:
@@ -173,7 +188,7 @@ class AccountPage(QWidget):
 
 
 class ConnectionPage(QWidget):
-    """Route, endpoint, Reject if busy, and the AI Gateway fields (live only on gateway routes)."""
+    """What most people need: route, endpoint, Reject if busy, the gateway's ID and token."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -192,29 +207,65 @@ class ConnectionPage(QWidget):
         self.gateway_token = TokenField("Gateway token", empty_placeholder="Not set")
         self.gateway_token_row = FieldRow(self.gateway_token, note=GATEWAY_TOKEN_NOTE)
         form.addRow("Gateway token:", self.gateway_token_row)
+        more = mute(QLabel(MORE_GATEWAY_NOTE))
+        more.setWordWrap(True)
+        form.addRow("", more)
+
+    def uses_gateway(self) -> bool:
+        return bool(self.route.currentData() != DIRECT)
+
+    def set_gateway_enabled(self, enabled: bool) -> None:
+        """Enable the gateway fields (and their labels) only on a gateway route."""
+        _enable_rows(self._form, (self.gateway_row, self.gateway_token_row), enabled=enabled)
+
+
+class AdvancedPage(QWidget):
+    """The gateway's many options (cache, logging, retries), custom URLs, the reply timeout."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._form = form = _form(self)
+        self.gateway_heading = _heading("AI Gateway options")
+        form.addRow(self.gateway_heading)
+        self.gateway_note = mute(QLabel(GATEWAY_ONLY_NOTE))
+        self.gateway_note.setWordWrap(True)
+        form.addRow(self.gateway_note)
         self.skip_cache = _check_box("Skip cache")
-        form.addRow("", FieldRow(self.skip_cache, note=SKIP_CACHE_NOTE))
+        self.skip_cache_row = FieldRow(self.skip_cache, note=SKIP_CACHE_NOTE)
+        form.addRow("", self.skip_cache_row)
         self.cache_ttl = make_spin(low=TTL_UNSET, high=v.CACHE_TTL_MAX, step=TTL_STEP, suffix=" s")
-        self.cache_ttl.setSpecialValueText("Gateway default")
+        self.cache_ttl.setSpecialValueText(GATEWAY_DEFAULT)
         self.cache_ttl.setAccessibleName("Cache TTL")
         self.cache_ttl_row = FieldRow(self.cache_ttl, compact=True)
         form.addRow("Cache TTL:", self.cache_ttl_row)
         self.cache_ttl.valueChanged.connect(self._on_cache_ttl_changed)
         self.options = GatewayOptionsRows(form)
+        form.addRow(_heading("Endpoints"))
+        self.api_base = _line_edit("API base URL", placeholder=DEFAULT_API_BASE)
+        self.api_base_row = FieldRow(self.api_base, note="Leave empty for Cloudflare's API.")
+        form.addRow("API base URL:", self.api_base_row)
+        self.gateway_base = _line_edit("Gateway base URL", placeholder=DEFAULT_GATEWAY_BASE)
+        note = "Leave empty for Cloudflare's AI Gateway."
+        self.gateway_base_row = FieldRow(self.gateway_base, note=note)
+        form.addRow("Gateway base URL:", self.gateway_base_row)
+        self.request_timeout = make_double_spin(
+            low=v.REQUEST_TIMEOUT_MIN,
+            high=v.REQUEST_TIMEOUT_MAX,
+            step=TIMEOUT_STEP,
+            decimals=0,
+            suffix=" s",
+        )
+        self.request_timeout.setAccessibleName("Request timeout")
+        row = FieldRow(self.request_timeout, note=TIMEOUT_NOTE, compact=True)
+        form.addRow("Request timeout:", row)
+        self._on_cache_ttl_changed(self.cache_ttl.value())
 
-    def uses_gateway(self) -> bool:
-        return bool(self.route.currentData() != DIRECT)
-
-    def sync_gateway_fields(self) -> None:
-        """Enable the gateway fields (and their labels) only on a gateway route."""
-        enabled = self.uses_gateway()
-        rows = (self.gateway_row, self.gateway_token_row, self.skip_cache, self.cache_ttl_row)
+    def set_gateway_enabled(self, enabled: bool) -> None:
+        """The gateway section counts only on a gateway route; say so when it does not."""
+        self.gateway_heading.setEnabled(enabled)
+        self.gateway_note.setVisible(not enabled)
+        _enable_rows(self._form, (self.skip_cache_row, self.cache_ttl_row), enabled=enabled)
         self.options.set_enabled(enabled)
-        for row in rows:
-            row.setEnabled(enabled)
-            label = self._form.labelForField(row)
-            if label is not None:
-                label.setEnabled(enabled)
         self._on_cache_ttl_changed(self.cache_ttl.value())
 
     def _on_cache_ttl_changed(self, seconds: int) -> None:
@@ -222,6 +273,14 @@ class ConnectionPage(QWidget):
             self.cache_ttl_row.set_note("The gateway's own cache setting applies.")
         else:
             self.cache_ttl_row.set_note(f"Cached answers are kept for {format_lifetime(seconds)}.")
+
+
+def _enable_rows(form: QFormLayout, rows: tuple[QWidget, ...], *, enabled: bool) -> None:
+    for row in rows:
+        row.setEnabled(enabled)
+        label = form.labelForField(row)
+        if label is not None:
+            label.setEnabled(enabled)
 
 
 class GatewayOptionsRows:
@@ -246,11 +305,13 @@ class GatewayOptionsRows:
         self.collect_log = _combo(COLLECT_LOG_CHOICES, "Collect log")
         form.addRow("Collect log:", self.collect_log)
         self.request_timeout = self._spin(
-            "Gateway request timeout", GATEWAY_TIMEOUT_UNSET, gw.GATEWAY_REQUEST_TIMEOUT_MAX_MS
+            "Gateway timeout", GATEWAY_TIMEOUT_UNSET, gw.GATEWAY_REQUEST_TIMEOUT_MAX_MS
         )
         self.request_timeout.setSingleStep(GATEWAY_TIMEOUT_STEP)
-        self.request_timeout_row = FieldRow(self.request_timeout, compact=True)
-        form.addRow("Request timeout:", self.request_timeout_row)
+        self.request_timeout_row = FieldRow(
+            self.request_timeout, note=GATEWAY_TIMEOUT_NOTE, compact=True
+        )
+        form.addRow("Gateway timeout:", self.request_timeout_row)
         self.max_attempts = self._spin(
             "Max attempts", MAX_ATTEMPTS_UNSET, gw.GATEWAY_MAX_ATTEMPTS_MAX, suffix=""
         )
@@ -277,11 +338,7 @@ class GatewayOptionsRows:
     def set_enabled(self, enabled: bool) -> None:
         """Enable the fields and their labels (and the heading) together."""
         self.heading.setEnabled(enabled)
-        for row in self._rows:
-            row.setEnabled(enabled)
-            label = self._form.labelForField(row)
-            if label is not None:
-                label.setEnabled(enabled)
+        _enable_rows(self._form, self._rows, enabled=enabled)
 
     def collect_log_value(self) -> bool | None:
         chosen = self.collect_log.currentData()
@@ -330,26 +387,29 @@ class GenerationPage(QWidget):
         form.addRow("System prompt:", self.system_prompt)
 
 
-class AdvancedPage(QWidget):
-    """Custom API and gateway base URLs, and the request timeout."""
+class AppearancePage(QWidget):
+    """Theme (System, Light, Dark) and text size, applied when the dialog is accepted."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         form = _form(self)
-        self.api_base = _line_edit("API base URL", placeholder=DEFAULT_API_BASE)
-        self.api_base_row = FieldRow(self.api_base, note="Leave empty for Cloudflare's API.")
-        form.addRow("API base URL:", self.api_base_row)
-        self.gateway_base = _line_edit("Gateway base URL", placeholder=DEFAULT_GATEWAY_BASE)
-        note = "Leave empty for Cloudflare's AI Gateway."
-        self.gateway_base_row = FieldRow(self.gateway_base, note=note)
-        form.addRow("Gateway base URL:", self.gateway_base_row)
-        self.request_timeout = make_double_spin(
-            low=v.REQUEST_TIMEOUT_MIN,
-            high=v.REQUEST_TIMEOUT_MAX,
-            step=TIMEOUT_STEP,
-            decimals=0,
-            suffix=" s",
-        )
-        self.request_timeout.setAccessibleName("Request timeout")
-        row = FieldRow(self.request_timeout, note=TIMEOUT_NOTE, compact=True)
-        form.addRow("Request timeout:", row)
+        self.theme = _combo(THEME_CHOICES, "Theme")
+        form.addRow("Theme:", FieldRow(self.theme, note=THEME_NOTE))
+        self.font_size = make_spin(low=FONT_SIZE_SYSTEM, high=FONT_SIZE_MAX, suffix=" pt")
+        self.font_size.setSpecialValueText("System size")
+        self.font_size.setAccessibleName("Text size")
+        form.addRow("Text size:", FieldRow(self.font_size, note=FONT_SIZE_NOTE, compact=True))
+
+    def theme_value(self) -> str:
+        return str(self.theme.currentData())
+
+    def set_theme(self, value: str) -> None:
+        self.theme.setCurrentIndex(max(self.theme.findData(value), 0))
+
+    def font_size_value(self) -> int:
+        """Points, or 0 for the system's size (the spin box's lowest value reads as that)."""
+        size = self.font_size.value()
+        return 0 if size <= FONT_SIZE_SYSTEM else size
+
+    def set_font_size(self, points: int) -> None:
+        self.font_size.setValue(FONT_SIZE_SYSTEM if points < FONT_SIZE_MIN else points)

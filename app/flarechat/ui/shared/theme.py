@@ -14,6 +14,7 @@ __all__ = [
     "LIGHT",
     "Palette",
     "Scheme",
+    "apply_font_size",
     "apply_theme",
     "current_palette",
     "fill_rounded",
@@ -245,7 +246,27 @@ def qt_palette(p: Palette) -> QPalette:
     disabled = QPalette.ColorGroup.Disabled
     for role in (roles.WindowText, roles.Text, roles.ButtonText):
         qp.setColor(disabled, role, QColor(p.muted))
+    # A disabled field sits on the window colour, so it reads as "not for now" at a glance.
+    for role in (roles.Base, roles.Button):
+        qp.setColor(disabled, role, QColor(p.window))
     return qp
+
+
+class _FontState:
+    """The application font before any size was chosen (what "System size" goes back to)."""
+
+    system: QFont | None = None
+
+
+def apply_font_size(app: QApplication, points: int) -> QFont:
+    """Use ``points`` for all text; 0 (or less) goes back to the system's size."""
+    if _FontState.system is None:
+        _FontState.system = QFont(app.font())
+    font = QFont(_FontState.system)
+    if points > 0:
+        font.setPointSize(points)
+    app.setFont(font)
+    return font
 
 
 def fill_rounded(

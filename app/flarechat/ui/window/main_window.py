@@ -8,10 +8,12 @@ from collections.abc import Callable
 from functools import partial
 
 from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
+    QApplication,
     QLabel,
     QMainWindow,
+    QMenu,
     QPushButton,
     QSplitter,
     QStackedWidget,
@@ -20,17 +22,19 @@ from PySide6.QtWidgets import (
 )
 
 from flarechat.paths import config_dir, profile_dir
+from flarechat.settings.schema import Settings
 from flarechat.ui.chat.chat_pane import ChatPane
-from flarechat.ui.chat.panels import DEMO_LABEL, WelcomePanel
+from flarechat.ui.chat.panels import WelcomePanel
 from flarechat.ui.control.chat import ChatController
 from flarechat.ui.control.workspace import WorkspaceController
+from flarechat.ui.lab.window_hooks import LabHooks
 from flarechat.ui.models.picker import ModelPicker
 from flarechat.ui.settings.dialog import SettingsDialog
-from flarechat.ui.shared import text_commands
+from flarechat.ui.shared import text_commands, theme
 from flarechat.ui.shared.accessible import name_internal_buttons
 from flarechat.ui.shared.icons import APP_ICON, icon
 from flarechat.ui.sidebar.sidebar import Sidebar
-from flarechat.ui.window import window_dialogs
+from flarechat.ui.window import reply_commands, window_dialogs
 
 __all__ = ["MainWindow"]
 
@@ -43,6 +47,19 @@ STATUS_MESSAGE_MS = 4_000
 STATUS_INDENT_PX = 8
 DEFAULT_SIZE = (1180, 780)
 SIDEBAR_WIDTH = 260
+#: Below this window width the sidebar narrows to NARROW_SIDEBAR_SHARE of it (never below
+#: the sidebar's own minimum), leaving the chat the room.
+NARROW_WINDOW_PX = 1000
+NARROW_SIDEBAR_SHARE = 0.22
+NO_ACCOUNT_TITLE = "Add your Cloudflare account to chat"
+NO_ACCOUNT_TEXT = (
+    "Flarechat needs your account ID and an API token before it can send a message. "
+    "You can also try it now with simulated replies."
+)
+NO_ACCOUNT_ACTIONS = [
+    ("open_settings", "Open settings\N{HORIZONTAL ELLIPSIS}"),
+    ("demo", "Try demo mode"),
+]
 ZOOM_STEP = 1.1
 ZOOM_LIMITS = (0.6, 2.0)
 STATE_GEOMETRY, STATE_SPLITTER, STATE_ZOOM = "geometry", "splitter", "zoom"
@@ -78,6 +95,7 @@ class MainWindow(QMainWindow):
         self._build_status_bar()
         self._build_menus()
         self._wire()
+        self.lab_hooks = LabHooks(self)  # presets, prompts, templates, meters, View as code
         self.resize(*DEFAULT_SIZE)
         self._update_title()
         name_internal_buttons(self)
@@ -131,13 +149,10 @@ class MainWindow(QMainWindow):
     def _build_toolbar(self) -> None:
         self.picker = ModelPicker(self)
         self.new_action = self._action(
-            "New chat",
-            self.chat.new_conversation,
-            shortcut=QKeySequence.StandardKey.New,
-            icon_name="new-chat",
+            "&New chat", self.new_chat, shortcut=QKeySequence.StandardKey.New, icon_name="new-chat"
         )
         self.settings_action = self._action(
-            "Settings…", self.open_settings, shortcut="Ctrl+,", icon_name="settings"
+            "&Settings…", self.open_settings, shortcut="Ctrl+,", icon_name="settings"
         )
         toolbar = QToolBar("Main toolbar", self)
         toolbar.setObjectName("mainToolbar")
@@ -163,13 +178,8 @@ class MainWindow(QMainWindow):
         self.undo_button.hide()
         self.route_label = QLabel("", self)
         self.route_label.setAccessibleName("Connection route")
-        self.demo_label = QLabel(DEMO_LABEL, self)
-        self.demo_label.setObjectName("demoLabel")
-        self.demo_label.setStyleSheet("color: palette(accent); font-weight: 600;")
-        self.demo_label.hide()
         bar.addWidget(self.metrics_label, 1)
         bar.addPermanentWidget(self.undo_button)
-        bar.addPermanentWidget(self.demo_label)
         bar.addPermanentWidget(self.route_label)
         self._undo_timer = QTimer(self, singleShot=True, interval=UNDO_VISIBLE_MS)
         self._undo_timer.setObjectName("undo-visible")
@@ -179,20 +189,22 @@ class MainWindow(QMainWindow):
         file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction(self.new_action)
         file_menu.addSeparator()
-        for fmt, label in (("markdown", "Markdown"), ("json", "JSON")):
-            file_menu.addAction(
-                self._action(
-                    f"Export conversation as {label}…", partial(self.ask_export, None, fmt)
-                )
-            )
-        file_menu.addAction(self._action("Export all conversations…", self.ask_export_all))
-        file_menu.addAction(self._action("Import conversations…", self.ask_import))
+        self.export_actions = [
+            self._action(f"&Export conversation as {label}…", partial(self.ask_export, None, fmt))
+            for fmt, label in (("markdown", "Markdown"), ("json", "JSON"))
+        ]
+        self.export_all_action = self._action("Export &all conversations…", self.ask_export_all)
+        for action in (*self.export_actions, self.export_all_action):
+            file_menu.addAction(action)
+        file_menu.addAction(self._action("&Import conversations…", self.ask_import))
         file_menu.addSeparator()
         file_menu.addAction(
-            self._action("Quit", self.close, shortcut=keys.Quit, fallback=QUIT_FALLBACK)
+            self._action("&Quit", self.close, shortcut=keys.Quit, fallback=QUIT_FALLBACK)
         )
         self._build_edit_menu()
+        self._build_chat_menu()
         self._build_view_and_help_menus()
+        self._update_export_actions()
 
     def _build_edit_menu(self) -> None:
         keys = QKeySequence.StandardKey
@@ -200,42 +212,80 @@ class MainWindow(QMainWindow):
         self.text_actions = text_commands.TextActions(edit, self._action)
         edit.addSeparator()
         edit.addAction(
-            self._action("Find in conversation…", self.pane.find_bar.open_bar, shortcut=keys.Find)
+            self._action("&Find in conversation…", self.pane.find_bar.open_bar, shortcut=keys.Find)
         )
         edit.addAction(
-            self._action("Search all conversations…", self.sidebar.focus_search, shortcut="Ctrl+K")
+            self._action("Searc&h all conversations…", self.sidebar.focus_search, shortcut="Ctrl+K")
         )
         edit.addSeparator()
         edit.addAction(
             self._action(
-                "Conversation settings…", self.open_conversation_options, shortcut="Ctrl+Shift+,"
+                "C&onversation settings…", self.open_conversation_options, shortcut="Ctrl+Shift+,"
             )
         )
         edit.addAction(self.settings_action)
 
+    def _build_chat_menu(self) -> None:
+        """Everything the keyboard can do to a conversation, each with its keys on show."""
+        chat = self.menuBar().addMenu("&Chat")
+        self.model_action = self._action(
+            "Choose &model…", self.picker.open_popup, shortcut="Ctrl+Shift+M"
+        )
+        self.regenerate_action = self._action(
+            "&Regenerate reply", self.regenerate_last, shortcut="Ctrl+R", icon_name="regenerate"
+        )
+        self.copy_reply_action = self._action(
+            "&Copy reply", self.copy_last_reply, shortcut="Ctrl+Shift+C", icon_name="copy"
+        )
+        self.previous_branch_action = self._action(
+            "&Previous version", partial(self.switch_branch, -1), shortcut="Alt+Left"
+        )
+        self.next_branch_action = self._action(
+            "Ne&xt version", partial(self.switch_branch, +1), shortcut="Alt+Right"
+        )
+        for action in (self.model_action, None, self.regenerate_action, self.copy_reply_action):
+            chat.addAction(action) if action is not None else chat.addSeparator()
+        chat.addAction(self.previous_branch_action)
+        chat.addAction(self.next_branch_action)
+        chat.addSeparator()
+        # Keys the composer and transcript handle themselves: listed here so they can be
+        # found, but not bound (a window shortcut would steal Esc from dialogs and fields).
+        self._listed(chat, "&Stop reply", "Esc", self.pane.on_escape)
+        self._listed(chat, "&Edit last message", "Up", self.chat.edit_last)
+        self._listed(chat, "&Jump to latest", "Ctrl+End", self.pane.transcript_to_end)
+        self._listed(chat, "Focus the message &box", "", self.pane.composer.setFocus)
+
+    def _listed(self, menu: QMenu, text: str, keys: str, slot: Callable[[], object]) -> QAction:
+        action = QAction(f"{text}\t{keys}" if keys else text, self)
+        action.triggered.connect(lambda *_: slot())
+        menu.addAction(action)
+        return action
+
     def _build_view_and_help_menus(self) -> None:
         keys = QKeySequence.StandardKey
         view = self.menuBar().addMenu("&View")
-        self.sidebar_action = self._action("Show sidebar", self.toggle_sidebar, shortcut="Ctrl+B")
+        self.sidebar_action = self._action("Show &sidebar", self.toggle_sidebar, shortcut="Ctrl+B")
         self.sidebar_action.setCheckable(True)
         self.sidebar_action.setChecked(True)
         view.addAction(self.sidebar_action)
         view.addSeparator()
-        view.addAction(self._action("Zoom in", partial(self.zoom, ZOOM_STEP), shortcut=keys.ZoomIn))
         view.addAction(
-            self._action("Zoom out", partial(self.zoom, 1 / ZOOM_STEP), shortcut=keys.ZoomOut)
+            self._action("Zoom &in", partial(self.zoom, ZOOM_STEP), shortcut=keys.ZoomIn)
         )
-        view.addAction(self._action("Actual size", partial(self.zoom, 0.0), shortcut="Ctrl+0"))
+        view.addAction(
+            self._action("Zoom &out", partial(self.zoom, 1 / ZOOM_STEP), shortcut=keys.ZoomOut)
+        )
+        view.addAction(self._action("&Actual size", partial(self.zoom, 0.0), shortcut="Ctrl+0"))
         help_menu = self.menuBar().addMenu("&Help")
-        help_menu.addAction(self._action("Open profile folder", self.open_profile_folder))
-        help_menu.addAction(self._action("About Flarechat", self.show_about))
+        help_menu.addAction(self._action("Open &profile folder", self.open_profile_folder))
+        help_menu.addAction(self._action("&About Flarechat", self.show_about))
 
     # -- wiring ----------------------------------------------------------------------------
 
     def _wire(self) -> None:
         chat, workspace, sidebar = self.chat, self.workspace, self.sidebar
         sidebar.conversation_activated.connect(workspace.open)
-        sidebar.new_requested.connect(chat.new_conversation)
+        sidebar.new_requested.connect(self.new_chat)
         sidebar.rename_requested.connect(workspace.rename)
         sidebar.delete_requested.connect(workspace.delete)
         sidebar.pin_requested.connect(workspace.set_pinned)
@@ -244,6 +294,8 @@ class MainWindow(QMainWindow):
         sidebar.search_hit_activated.connect(workspace.open_hit)
         self.picker.model_selected.connect(chat.set_model)
         self.picker.refresh_requested.connect(workspace.refresh_models)
+        self.pane.example_chosen.connect(self.pane.composer.set_text)
+        self.pane.composer.reject_if_busy_toggled.connect(self._on_reject_if_busy_toggled)
         self.pane.settings_requested.connect(self.open_settings)
         self.pane.switch_model_requested.connect(self.picker.open_popup)
         self.pane.demo_requested.connect(workspace.enable_demo)
@@ -256,7 +308,9 @@ class MainWindow(QMainWindow):
         self.welcome.settings_requested.connect(self.open_settings)
         self.welcome.demo_requested.connect(workspace.enable_demo)
         chat.conversation_opened.connect(self._on_conversation_opened)
+        chat.conversation_stored.connect(lambda *_: self._update_export_actions())
         chat.model_changed.connect(self.picker.set_current)
+        chat.model_changed.connect(self._show_model)
         chat.metrics_changed.connect(self.metrics_label.setText)
         workspace.conversations_changed.connect(self._on_conversations_changed)
         workspace.search_results.connect(sidebar.set_search_results)
@@ -276,16 +330,27 @@ class MainWindow(QMainWindow):
     def _on_conversation_opened(self, conversation_id: str, _messages: list[object]) -> None:
         self.sidebar.set_current(conversation_id)
         self._update_title()
+        self._update_export_actions()
 
     def _on_conversations_changed(self, summaries: list[object]) -> None:
         self.sidebar.set_conversations(summaries)  # type: ignore[arg-type]
         self._has_conversations = bool(summaries)
         self._update_title()
         self._update_connection(self.workspace.prefs.configured)
+        self._update_export_actions()
+
+    def _update_export_actions(self) -> None:
+        """Export only what exists: the open chat once stored, all of them once there are any."""
+        current = self.chat.current_id
+        stored = current is not None and self.chat.is_stored(current)
+        for action in self.export_actions:
+            action.setEnabled(stored)
+        self.export_all_action.setEnabled(self._has_conversations)
 
     def _on_models_loaded(self, models: list[object], fetched_at: object, offline: bool) -> None:
         stamp = fetched_at if isinstance(fetched_at, float) else None
         self.picker.set_models(models, fetched_at=stamp, offline=offline)  # type: ignore[arg-type]
+        self._show_model(self.chat.current_model())
 
     def _update_connection(self, configured: bool) -> None:
         """The welcome panel replaces the chat on a first run with no account (and no history)."""
@@ -293,19 +358,30 @@ class MainWindow(QMainWindow):
         self.stack.setCurrentWidget(self.welcome if welcome else self.pane)
         self.sidebar.setVisible(not welcome and self.sidebar_action.isChecked())
         self.route_label.setText(self.workspace.prefs.route_label())
+        self.picker.set_account_missing(not configured)
+        self.pane.composer.set_reject_if_busy(self.workspace.prefs.settings.reject_if_busy)
+        self._show_model(self.chat.current_model())
+
+    def _show_model(self, model: str) -> None:
+        """A new chat's empty page names the model and what it is good at."""
+        self.pane.set_example_model(model, self.picker.strengths(model))
+
+    def _on_reject_if_busy_toggled(self, on: bool) -> None:
+        """The composer's switch is the setting itself (saved with the rest)."""
+        self.workspace.prefs.settings.reject_if_busy = on
+        self._save_timer.start()  # the debounced save writes the settings file too
 
     def _on_demo_changed(self, demo: bool) -> None:
+        """The demo strip is the one place that says so (not the title, not the status bar)."""
         self.pane.demo_strip.setVisible(demo)
-        self.demo_label.setVisible(demo)
-        self._update_title()
+        self.workspace.prefs.settings.demo_mode = demo  # saved with the rest at quit
+        if demo:
+            self.pane.drop_notice(self.workspace.prefs.keychain_problem)
 
     def _update_title(self) -> None:
+        """ "<chat title> — Flarechat": ending in the app's name, so Qt adds it no second time."""
         title = self.workspace.title_of(self.chat.current_id)
-        parts = [title] if title else []
-        parts.append(APP_TITLE)
-        if self.workspace.prefs.demo is not None:
-            parts.append(DEMO_LABEL)
-        self.setWindowTitle(" \N{EM DASH} ".join(parts))
+        self.setWindowTitle(" \N{EM DASH} ".join([*([title] if title else []), APP_TITLE]))
 
     def _on_conversation_deleted(self, conversation_id: str, title: str) -> None:
         self._deleted = conversation_id
@@ -325,8 +401,47 @@ class MainWindow(QMainWindow):
 
     # -- dialogs and commands --------------------------------------------------------------
 
+    def view_code_requested(self, message_id: str) -> None:
+        """Show a reply's request as code (the transcript's and compare columns' action)."""
+        self.lab_hooks.view_code(message_id)
+
+    def new_chat(self) -> None:
+        """A new draft chat; without an account (or demo), say what is missing and how to fix it."""
+        self.chat.new_conversation()
+        if not self.workspace.prefs.configured:
+            self.pane.show_notice("info", NO_ACCOUNT_TITLE, NO_ACCOUNT_TEXT, NO_ACCOUNT_ACTIONS)
+
+    def regenerate_last(self) -> None:
+        if not reply_commands.regenerate_last(self.chat):
+            self.statusBar().showMessage("There is no reply to regenerate.", STATUS_MESSAGE_MS)
+
+    def copy_last_reply(self) -> None:
+        copied = reply_commands.copy_last_reply(self.chat)
+        text = "Copied the reply." if copied else "There is no reply to copy."
+        self.statusBar().showMessage(text, STATUS_MESSAGE_MS)
+
+    def switch_branch(self, step: int) -> None:
+        if not reply_commands.switch_last_branch(self.chat, step):
+            self.statusBar().showMessage("This reply has no other versions.", STATUS_MESSAGE_MS)
+
     def open_settings(self) -> None:
         self.settings_dialog = window_dialogs.open_settings(self, self.workspace)
+        self.settings_dialog.settings_accepted.connect(self.apply_appearance)
+
+    def apply_appearance(self, settings: Settings, *, at_start: bool = False) -> None:
+        """Theme and text size, live. At start "system" changes nothing: the app already
+        follows the system (or the scheme it was started with)."""
+        app = QApplication.instance()
+        if not isinstance(app, QApplication):
+            return
+        if settings.theme in ("light", "dark"):
+            theme.apply_theme(app, "light" if settings.theme == "light" else "dark")
+        elif not at_start:
+            theme.apply_theme(app, None)
+        if settings.font_size > 0 or not at_start:
+            theme.apply_font_size(app, settings.font_size)
+            self._base_point_size = app.font().pointSizeF()
+            self.zoom(1.0)  # the same zoom, on the new base size
 
     def open_conversation_options(self) -> None:
         window_dialogs.open_conversation_options(self, self.chat, prefs=self.workspace.prefs)
@@ -363,7 +478,7 @@ class MainWindow(QMainWindow):
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
 
     def show_about(self) -> None:
-        window_dialogs.show_about(self)
+        window_dialogs.show_about(self, keychain=self.workspace.prefs.keychain_problem is None)
 
     # -- window state ----------------------------------------------------------------------
 
@@ -374,6 +489,14 @@ class MainWindow(QMainWindow):
             STATE_SPLITTER: bytes(self.splitter.saveState().toBase64().data()).decode("ascii"),
             STATE_ZOOM: f"{self._zoom:.3f}",
         }
+
+    def restore(self, settings: Settings) -> None:
+        """What the last session left: window state, look, and demo mode when there is no
+        account (so the next launch does not land in a composer that cannot send)."""
+        self.apply_appearance(settings, at_start=True)
+        self.restore_ui_state(settings.ui_state)
+        if settings.demo_mode and not self.workspace.prefs.account_ready:
+            self.workspace.enable_demo()
 
     def restore_ui_state(self, state: dict[str, str]) -> None:
         """Put geometry, splitter sizes and zoom back as saved (bad values are ignored)."""
@@ -387,6 +510,18 @@ class MainWindow(QMainWindow):
             zoom = 1.0
         if zoom != 1.0:
             self.zoom(zoom)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_sidebar(event.size().width())
+
+    def _fit_sidebar(self, width: int) -> None:
+        """Below NARROW_WINDOW_PX the sidebar gives the chat room (it can still be hidden)."""
+        cap = round(width * NARROW_SIDEBAR_SHARE) if width < NARROW_WINDOW_PX else SIDEBAR_WIDTH
+        cap = max(cap, self.sidebar.minimumWidth())
+        sizes = self.splitter.sizes()
+        if len(sizes) == 2 and sizes[0] > cap:
+            self.splitter.setSizes([cap, sum(sizes) - cap])
 
     def event(self, event: QEvent) -> bool:
         if event.type() in (QEvent.Type.Resize, QEvent.Type.Move) and self.isVisible():

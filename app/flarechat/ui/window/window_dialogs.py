@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from flarechat import __version__
+from flarechat.core.export import file_stem
 from flarechat.ui.control.chat import ChatController
 from flarechat.ui.control.preferences import Preferences
 from flarechat.ui.control.workspace import FORMATS, WorkspaceController
@@ -26,6 +27,12 @@ __all__ = [
 
 EXPORT_FILTERS = {"markdown": "Markdown (*.md)", "json": "JSON (*.json)"}
 ABOUT_ICON_PX = 64
+ABOUT_TEXT = "A desktop chat client for Cloudflare Workers AI and AI Gateway."
+ABOUT_KEYCHAIN = "Your API token stays in the system keychain."
+ABOUT_NO_KEYCHAIN = (
+    "No system keychain was found, so your API token is kept in memory for this session "
+    "only and never written to disk."
+)
 
 
 def open_settings(parent: QWidget, workspace: WorkspaceController) -> SettingsDialog:
@@ -37,6 +44,7 @@ def open_settings(parent: QWidget, workspace: WorkspaceController) -> SettingsDi
         verify=workspace.verify,
         parent=parent,
         session_secrets=prefs.session,
+        demo=prefs.demo is not None,
     )
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.tokens_changed.connect(workspace.set_tokens)
@@ -75,14 +83,10 @@ def _file_dialog(
     return dialog
 
 
-def _safe_name(title: str) -> str:
-    return "".join(c if c.isalnum() or c in " -_" else "_" for c in title).strip() or "chat"
-
-
 def ask_export(
     parent: QWidget, workspace: WorkspaceController, *, conversation_id: str, fmt: str
 ) -> QFileDialog:
-    name = _safe_name(workspace.title_of(conversation_id) or "conversation") + FORMATS[fmt]
+    name = file_stem(workspace.title_of(conversation_id) or "conversation") + FORMATS[fmt]
     dialog = _file_dialog(
         parent, caption="Export conversation", name=name, save=True, filter_=EXPORT_FILTERS[fmt]
     )
@@ -117,15 +121,13 @@ def ask_import(parent: QWidget, workspace: WorkspaceController) -> QFileDialog:
     return dialog
 
 
-def show_about(parent: QWidget) -> QMessageBox:
+def show_about(parent: QWidget, *, keychain: bool = True) -> QMessageBox:
+    """``keychain``: whether a system keychain holds the token (the text must not claim it)."""
     box = QMessageBox(parent)
     box.setWindowTitle("About Flarechat")
     box.setIconPixmap(parent.windowIcon().pixmap(ABOUT_ICON_PX, ABOUT_ICON_PX))
     box.setText(f"<b>Flarechat {__version__}</b>")
-    box.setInformativeText(
-        "A desktop chat client for Cloudflare Workers AI and AI Gateway. "
-        "Your API token stays in the system keychain."
-    )
+    box.setInformativeText(f"{ABOUT_TEXT} {ABOUT_KEYCHAIN if keychain else ABOUT_NO_KEYCHAIN}")
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     box.open()
     return box
