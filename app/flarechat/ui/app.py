@@ -121,6 +121,7 @@ class Session:
             start_demo=options.start_demo,
         )
         self.window = MainWindow(chat=self.chat, workspace=self.workspace)
+        self.window.lab_hooks.lab.set_usage_source(store)  # today's usage and cost
         self.window.closed.connect(self.closed.set)
         self.window.ui_state_changed.connect(self.workspace.save_ui_state)
 

@@ -48,7 +48,7 @@ async def _focus(main: MainWindow, widget: QWidget) -> None:
 async def test_menus_and_standard_shortcuts(emulator: EmulatorServer, tmp_path: Path) -> None:
     async with window(emulator, tmp_path) as (_env, main, _seen):
         menus = _menus(main)
-        assert list(menus) == ["File", "Edit", "Chat", "View", "Help"]
+        assert list(menus) == ["File", "Edit", "Chat", "View", "Lab", "Help"]
         new_chat = _item(menus["File"], "New chat")
         assert _bound(new_chat, Keys.New)
         assert QKeySequence("Ctrl+N") in new_chat.shortcuts()

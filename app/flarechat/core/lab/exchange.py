@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from flarechat.core.conversation import new_id
 from flarechat.core.lab.documents import DEFAULT, PRESETS, PROMPTS, TEMPLATES, read_items
@@ -19,6 +19,7 @@ __all__ = [
     "IMPORTED_SUFFIX",
     "LAB_FORMAT",
     "LAB_VERSION",
+    "LabExchange",
     "LabImportReport",
     "import_lab",
     "lab_to_json",
@@ -45,6 +46,13 @@ class LabImportReport:
     @property
     def changed(self) -> bool:
         return bool(self.added or self.renamed)
+
+
+class LabExchange(Protocol):
+    """What export and import ask of the lab (the window's LabController)."""
+
+    def export_doc(self) -> dict[str, Any]: ...
+    def import_doc(self, data: Any) -> LabImportReport: ...
 
 
 def lab_to_json(library: LabLibrary) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from flarechat.api.models import ModelInfo
 from flarechat.api.tokens import TokenCheck
 from flarechat.core import export
 from flarechat.core.catalogue import CatalogueCache
+from flarechat.core.lab.exchange import LabExchange
 from flarechat.core.connect import ConfigurationError
 from flarechat.core.store import AsyncChatStore, StoreError
 from flarechat.core.tasks import TaskKeeper
@@ -99,6 +100,8 @@ class WorkspaceController(QObject):
         self._search_serial = 0
         self._find_serial = 0
         self._titles: dict[str, str] = {}
+        #: the presets, prompts and templates, exported and imported with the conversations
+        self.lab: LabExchange | None = None
         chat.conversation_stored.connect(self.refresh_conversations)
         chat.turn_finished.connect(self.refresh_conversations)
 
@@ -244,7 +247,8 @@ class WorkspaceController(QObject):
 
     async def _export_all(self, path: Path) -> None:
         try:
-            data = await self._store.run(export.export_all)
+            lab = self.lab.export_doc() if self.lab is not None else None
+            data = await self._store.run(export.export_all, lab=lab)
             text = json.dumps(data, ensure_ascii=False, indent=1)
             await asyncio.to_thread(path.write_text, text, encoding="utf-8")
         except (StoreError, OSError) as error:
@@ -258,7 +262,8 @@ class WorkspaceController(QObject):
     async def _import_all(self, path: Path) -> None:
         try:
             text = await asyncio.to_thread(path.read_text, encoding="utf-8")
-            report = await self._store.run(export.import_all, json.loads(text))
+            data = json.loads(text)
+            report = await self._store.run(export.import_all, data)
         except (StoreError, OSError, ValueError) as error:
             self.notice.emit("error", "Import failed", str(error), [])
             return
@@ -268,6 +273,8 @@ class WorkspaceController(QObject):
             + (f", {renamed} imported as copies (same id, different content)" if renamed else "")
             + "."
         )
+        if self.lab is not None and (lab := self.lab.import_doc(data)).added + len(lab.renamed):
+            summary += f" Presets, prompts and templates: {lab.added + len(lab.renamed)} added."
         self.notice.emit("info", "Import finished", summary, [])
         await self._list()
 

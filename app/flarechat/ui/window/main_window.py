@@ -28,6 +28,7 @@ from flarechat.ui.chat.panels import WelcomePanel
 from flarechat.ui.control.chat import ChatController
 from flarechat.ui.control.workspace import WorkspaceController
 from flarechat.ui.lab.window_hooks import LabHooks
+from flarechat.ui.lab.window_hooks import LabHooks
 from flarechat.ui.models.picker import ModelPicker
 from flarechat.ui.settings.dialog import SettingsDialog
 from flarechat.ui.shared import text_commands, theme
@@ -95,6 +96,7 @@ class MainWindow(QMainWindow):
         self._build_status_bar()
         self._build_menus()
         self._wire()
+        self.lab_hooks = LabHooks(self)  # presets, prompts, templates, meters, View as code
         self.lab_hooks = LabHooks(self)  # presets, prompts, templates, meters, View as code
         self.resize(*DEFAULT_SIZE)
         self._update_title()
@@ -400,6 +402,10 @@ class MainWindow(QMainWindow):
         self.statusBar().clearMessage()
 
     # -- dialogs and commands --------------------------------------------------------------
+
+    def view_code_requested(self, message_id: str) -> None:
+        """Show a reply's request as code (the transcript's and compare columns' action)."""
+        self.lab_hooks.view_code(message_id)
 
     def view_code_requested(self, message_id: str) -> None:
         """Show a reply's request as code (the transcript's and compare columns' action)."""

@@ -1,0 +1,212 @@
+"""The lab's row above the composer: Preset ▾, System prompt ▾ and Templates ▾ menus, the
+context meter, and the template form that appears when the message has ``{{variables}}``."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QInputDialog,
+    QMenu,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from flarechat.core.lab.templates import fill, variables
+from flarechat.ui.chat.composer import ComposerWidget
+from flarechat.ui.lab.controller import LabController
+from flarechat.ui.lab.gauges import ContextMeter
+from flarechat.ui.lab.presets_dialog import PresetsDialog
+from flarechat.ui.lab.template_form import TemplateForm
+from flarechat.ui.shared.theme import scaled_font
+
+__all__ = ["LabBar"]
+
+#: Typing settles this long before the variables and the context estimate are recomputed.
+DRAFT_DEBOUNCE_MS = 150
+BAR_FONT_FACTOR = 0.9
+DEFAULT_STAR = "\N{BLACK STAR} "
+MISSING_TEXT = "Fill in {names} first (the template form above the message)."
+
+
+def _menu_button(text: str, name: str, parent: QWidget) -> tuple[QToolButton, QMenu]:
+    button = QToolButton(parent)
+    button.setText(text)
+    button.setAccessibleName(name)
+    button.setToolTip(name)
+    button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+    button.setAutoRaise(True)
+    button.setFont(scaled_font(button, BAR_FONT_FACTOR))
+    menu = QMenu(button)
+    button.setMenu(menu)
+    return button, menu
+
+
+class LabBar(QWidget):
+    """Presets, saved system prompts and templates at hand while writing, and the meter."""
+
+    def __init__(self, lab: LabController, composer: ComposerWidget, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.setObjectName("labBar")
+        self.lab, self.composer = lab, composer
+        self.presets_dialog: PresetsDialog | None = None
+        self.name_dialog: QInputDialog | None = None
+        self.preset_button, self.preset_menu = _menu_button("Preset", "Presets", self)
+        self.prompt_button, self.prompt_menu = _menu_button("System prompt", "System prompts", self)
+        self.template_button, self.template_menu = _menu_button("Templates", "Templates", self)
+        self.context_meter = ContextMeter(self)
+        self.context_meter.setFont(scaled_font(self.context_meter, BAR_FONT_FACTOR))
+        self.form = TemplateForm(self)
+        self._build()
+        self._draft_timer = QTimer(self, singleShot=True, interval=DRAFT_DEBOUNCE_MS)
+        self._draft_timer.setObjectName("lab-draft-debounce")
+        self._wire()
+        self.update_draft()
+
+    def _build(self) -> None:
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(2)
+        for button in (self.preset_button, self.prompt_button, self.template_button):
+            row.addWidget(button)
+        row.addStretch(1)
+        row.addWidget(self.context_meter)
+        column = QVBoxLayout(self)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(4)
+        column.addLayout(row)
+        column.addWidget(self.form)
+
+    def _wire(self) -> None:
+        lab, chat = self.lab, self.lab.chat
+        self.preset_menu.aboutToShow.connect(self._fill_preset_menu)
+        self.prompt_menu.aboutToShow.connect(self._fill_prompt_menu)
+        self.template_menu.aboutToShow.connect(self._fill_template_menu)
+        self.composer.editor.textChanged.connect(self._draft_timer.start)
+        self._draft_timer.timeout.connect(self.update_draft)
+        lab.usage_changed.connect(self.update_draft)
+        # Bound methods, not lambdas: Qt drops them with this widget (the chat outlives it).
+        chat.model_changed.connect(self.on_chat_changed)
+        chat.turn_finished.connect(self.on_chat_changed)
+
+    # -- the draft: template form and context meter ----------------------------------------
+
+    def on_chat_changed(self, *_: object) -> None:
+        self.update_draft()
+
+    def update_draft(self) -> None:
+        text = self.composer.text()
+        self.form.set_variables(variables(text), self.lab.remembered_values(text))
+        use, level = self.lab.context(self.send_text(text, check=False) or text)
+        self.context_meter.show_use(use, level)
+
+    def send_text(self, text: str, *, check: bool = True) -> str | None:
+        """``text`` with the form's values filled in; None (and the first blank field
+        focused) when ``check`` and a variable has no value yet."""
+        if not variables(text):
+            return text
+        if check and (names := self.form.missing(text)):
+            self.form.focus_first_missing(text)
+            self.form.setToolTip(MISSING_TEXT.format(names=", ".join(names)))
+            return None
+        values = self.form.values()
+        if check:
+            self.lab.remember_values(text, values)
+        return fill(text, values)
+
+    # -- menus -----------------------------------------------------------------------------
+
+    def _item(self, menu: QMenu, text: str, slot: object, *, enabled: bool = True) -> QAction:
+        action = menu.addAction(text)
+        action.setEnabled(enabled)
+        if callable(slot):
+            action.triggered.connect(lambda *_: slot())
+        return action
+
+    def _fill_preset_menu(self) -> None:
+        menu, lab = self.preset_menu, self.lab
+        menu.clear()
+        default = lab.library.default_preset_id
+        for preset in lab.presets():
+            star = DEFAULT_STAR if preset.id == default else ""
+            self._item(menu, star + preset.name, partial(lab.apply_preset, preset.id))
+        if lab.presets():
+            menu.addSeparator()
+        has_chat = lab.chat.current_tree() is not None
+        self._item(
+            menu,
+            "Save current settings as preset\N{HORIZONTAL ELLIPSIS}",
+            self.ask_preset_name,
+            enabled=has_chat,
+        )
+        self._item(menu, "Manage presets\N{HORIZONTAL ELLIPSIS}", self.open_presets)
+
+    def ask_preset_name(self) -> None:
+        """Name the new preset (a non-modal input dialog: never exec())."""
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Save preset")
+        dialog.setLabelText("Name of the preset (model, parameters, system prompt, gateway):")
+        dialog.setTextValue(self.lab.chat.current_model().rsplit("/", 1)[-1])
+        dialog.textValueSelected.connect(lambda name: self.lab.save_preset(name))
+        self.name_dialog = dialog
+        dialog.open()
+
+    def open_presets(self) -> PresetsDialog:
+        if self.presets_dialog is None:
+            self.presets_dialog = PresetsDialog(self.lab, self.window())
+        self.presets_dialog.refresh()
+        self.presets_dialog.show()
+        self.presets_dialog.raise_()
+        return self.presets_dialog
+
+    def _fill_prompt_menu(self) -> None:
+        menu, lab = self.prompt_menu, self.lab
+        menu.clear()
+        current = lab.current_system_prompt()
+        for prompt in lab.prompts():
+            action = self._item(menu, prompt.name, partial(lab.use_system_prompt, prompt.text))
+            action.setCheckable(True)
+            action.setChecked(prompt.text == current)
+            action.setToolTip(prompt.text)
+        menu.setToolTipsVisible(True)
+        if lab.prompts():
+            menu.addSeparator()
+        saved = any(p.text == current for p in lab.prompts())
+        self._item(
+            menu,
+            "Save current system prompt",
+            partial(lab.save_prompt, current),
+            enabled=bool(current.strip()) and not saved,
+        )
+        self._item(
+            menu, "No system prompt", partial(lab.use_system_prompt, ""), enabled=bool(current)
+        )
+        self._delete_menu(menu, [(p.id, p.name) for p in lab.prompts()], lab.delete_prompt)
+
+    def _fill_template_menu(self) -> None:
+        menu, lab = self.template_menu, self.lab
+        menu.clear()
+        for template in lab.templates():
+            self._item(menu, template.name, partial(self.composer.set_text, template.text))
+        if lab.templates():
+            menu.addSeparator()
+        text = self.composer.text()
+        known = any(t.text == text for t in lab.templates())
+        self._item(
+            menu,
+            "Save message as template",
+            partial(lab.save_template, text),
+            enabled=bool(variables(text)) and not known,
+        )
+        self._delete_menu(menu, [(t.id, t.name) for t in lab.templates()], lab.delete_template)
+
+    def _delete_menu(self, menu: QMenu, items: list[tuple[str, str]], delete: object) -> None:
+        if not items or not callable(delete):
+            return
+        sub = menu.addMenu("Delete")
+        for item_id, name in items:
+            self._item(sub, name, partial(delete, item_id))

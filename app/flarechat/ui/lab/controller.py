@@ -1,0 +1,340 @@
+"""The lab's controller: the library (presets, saved prompts, templates) applied to the chat
+on screen, saved off the GUI thread; a reply's request as code; usage and context figures.
+
+Qt-widget-free, like ``ui.control``: widgets call its methods and listen to its signals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from PySide6.QtCore import QObject, Signal
+
+from flarechat.api.models import ModelInfo
+from flarechat.core import meters
+from flarechat.core.connect import ConfigurationError
+from flarechat.core.conversation import ConversationTree, new_id
+from flarechat.core.lab import exchange, presets
+from flarechat.core.lab.library import LabLibrary
+from flarechat.core.lab.presets import Preset
+from flarechat.core.lab.prompt_library import SavedPrompt, prompt_title
+from flarechat.core.lab.request_view import NoRequestRecord, RequestCode, request_code_for
+from flarechat.core.lab.storage import LabStore
+from flarechat.core.lab.templates import Template, variables
+from flarechat.core.store import StoreError
+from flarechat.core.tasks import TaskKeeper
+from flarechat.ui.control.chat import ChatController
+from flarechat.ui.control.preferences import Preferences
+
+__all__ = ["DayUsageSource", "LabController"]
+
+log = logging.getLogger(__name__)
+
+ReplyRows = list[tuple[str | None, dict[str, Any] | None, dict[str, Any] | None]]
+
+
+class DayUsageSource(Protocol):
+    """Where today's replies are read from (``AsyncChatStore``)."""
+
+    async def replies_today(self, *, now: float | None = None) -> ReplyRows: ...
+
+
+class LabController(QObject):
+    """Presets, prompts and templates for the chat on screen, plus its meters.
+
+    Signals:
+        library_changed(): presets, prompts, templates or the default preset changed.
+        usage_changed(): the conversation's or today's usage figures changed.
+        problem(str): the lab file could not be read or saved (a sentence for the status bar).
+    """
+
+    library_changed = Signal()
+    usage_changed = Signal()
+    problem = Signal(str)
+
+    def __init__(
+        self,
+        *,
+        chat: ChatController,
+        prefs: Preferences,
+        store: LabStore | None = None,
+        library: LabLibrary | None = None,
+        usage: DayUsageSource | None = None,
+        clock: Callable[[], float] = time.time,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.chat, self.prefs = chat, prefs
+        self.store = store if store is not None else LabStore()
+        self.library = library if library is not None else LabLibrary()
+        self._usage_source = usage
+        self._clock = clock
+        self._jobs = TaskKeeper("lab")
+        self._save_lock = asyncio.Lock()
+        self._models: dict[str, ModelInfo] = {}
+        self._adhoc_values: dict[str, dict[str, str]] = {}  # per template text, this session
+        self._day_rows: ReplyRows = []
+        self.day = meters.UsageTotal()
+        chat.conversation_opened.connect(self._on_conversation_opened)
+        chat.turn_finished.connect(self.on_turn_finished)
+
+    # -- loading and saving ----------------------------------------------------------------
+
+    def start(self) -> None:
+        """Load the library and today's usage: off the GUI thread when the loop runs; without
+        one (a tool building the window), read the small file at once."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            self.library = self.store.load()
+            self.library_changed.emit()
+            return
+        self._jobs.spawn(self.load(), name="load-lab")
+        self.refresh_usage()
+
+    def set_usage_source(self, usage: DayUsageSource) -> None:
+        """Where today's replies are read from (the chat database), for the day's figures."""
+        self._usage_source = usage
+        self.refresh_usage()
+
+    async def load(self) -> None:
+        """Read the lab file off the GUI thread (start-up)."""
+        self.library = await asyncio.to_thread(self.store.load)
+        for problem in self.store.problems:
+            self.problem.emit(problem)
+        self.library_changed.emit()
+
+    def _changed(self) -> None:
+        self.library_changed.emit()
+        self._jobs.spawn(self._save(), name="save-lab")
+
+    async def _save(self) -> None:
+        async with self._save_lock:
+            try:
+                await asyncio.to_thread(self.store.save, self.library)
+            except (OSError, ValueError) as error:
+                self.problem.emit(f"The presets and templates could not be saved ({error}).")
+
+    # -- presets -----------------------------------------------------------------------------
+
+    def presets(self) -> list[Preset]:
+        return list(self.library.presets)
+
+    def save_preset(self, name: str, *, with_gateway: bool = True) -> Preset | None:
+        """The chat on screen's model, parameters and system prompt (and the profile's gateway
+        options) as a new preset."""
+        tree = self.chat.current_tree()
+        if tree is None:
+            return None
+        gateway = presets.gateway_of(self.prefs.settings) if with_gateway else None
+        preset = presets.preset_from_conversation(
+            tree.conversation,
+            preset_id=new_id(),
+            name=name,
+            model=self.chat.current_model(),
+            gateway=gateway,
+        )
+        preset = self.library.presets.add(preset)
+        self._changed()
+        return preset
+
+    def apply_preset(self, preset_id: str) -> bool:
+        """Use a preset in the chat on screen (a new chat is made when there is none)."""
+        preset = self.library.presets.get(preset_id)
+        if preset is None:
+            return False
+        if self.chat.session is None:
+            self.chat.new_conversation()
+        presets.apply_preset(self.chat, preset)
+        if preset.gateway is not None:
+            self.prefs.apply(presets.with_gateway(self.prefs.settings, preset.gateway))
+            self._jobs.spawn(self.prefs.save(), name="save-settings")
+        self.usage_changed.emit()
+        return True
+
+    def rename_preset(self, preset_id: str, name: str) -> None:
+        if self.library.presets.rename(preset_id, name) is not None:
+            self._changed()
+
+    def duplicate_preset(self, preset_id: str) -> Preset | None:
+        copy = self.library.presets.duplicate(preset_id)
+        if copy is not None:
+            self._changed()
+        return copy
+
+    def delete_preset(self, preset_id: str) -> None:
+        if self.library.remove_preset(preset_id) is not None:
+            self._changed()
+
+    def set_default_preset(self, preset_id: str | None) -> None:
+        if preset_id is None or preset_id in self.library.presets:
+            self.library.default_preset_id = preset_id
+            self._changed()
+
+    def _on_conversation_opened(self, conversation_id: str, messages: Sequence[object]) -> None:
+        """A new, empty chat starts from the default preset."""
+        default = self.library.default_preset()
+        if default is not None and not messages and not self.chat.is_stored(conversation_id):
+            presets.apply_preset(self.chat, default)
+        self.usage_changed.emit()
+
+    # -- saved system prompts ----------------------------------------------------------------
+
+    def prompts(self) -> list[SavedPrompt]:
+        return list(self.library.prompts)
+
+    def current_system_prompt(self) -> str:
+        tree = self.chat.current_tree()
+        return tree.conversation.system_prompt if tree is not None else ""
+
+    def save_prompt(self, text: str, name: str = "") -> SavedPrompt | None:
+        if not text.strip():
+            return None
+        prompt = SavedPrompt(new_id(), name.strip() or prompt_title(text), text)
+        prompt = self.library.prompts.add(prompt)
+        self._changed()
+        return prompt
+
+    def delete_prompt(self, prompt_id: str) -> None:
+        if self.library.prompts.remove(prompt_id) is not None:
+            self._changed()
+
+    def use_system_prompt(self, text: str) -> None:
+        """Set the chat on screen's system prompt, keeping its parameters."""
+        if self.chat.session is None:
+            self.chat.new_conversation()
+        tree = self.chat.current_tree()
+        params = dict(tree.conversation.params) if tree is not None else {}
+        self.chat.set_options(text, params)
+        self.usage_changed.emit()
+
+    # -- templates ---------------------------------------------------------------------------
+
+    def templates(self) -> list[Template]:
+        return list(self.library.templates)
+
+    def save_template(self, text: str, name: str = "") -> Template | None:
+        if not variables(text):
+            return None
+        template = Template(new_id(), name.strip() or prompt_title(text), text)
+        template = self.library.templates.add(template)
+        self._changed()
+        return template
+
+    def delete_template(self, template_id: str) -> None:
+        if self.library.templates.remove(template_id) is not None:
+            self._changed()
+
+    def _template_for(self, text: str) -> Template | None:
+        return next((t for t in self.library.templates if t.text == text), None)
+
+    def remembered_values(self, text: str) -> dict[str, str]:
+        """The values last filled into this template (a saved one's are kept in the profile)."""
+        template = self._template_for(text)
+        if template is not None:
+            return dict(template.values)
+        return dict(self._adhoc_values.get(text, {}))
+
+    def remember_values(self, text: str, values: Mapping[str, str]) -> None:
+        template = self._template_for(text)
+        if template is None:
+            self._adhoc_values[text] = dict(values)
+        elif dict(template.values) != dict(values):
+            self.library.templates.put(Template(template.id, template.name, text, dict(values)))
+            self._changed()
+
+    # -- export and import (WorkspaceController calls these) --------------------------------
+
+    def export_doc(self) -> dict[str, Any]:
+        return exchange.lab_to_json(self.library)
+
+    def import_doc(self, data: Any) -> exchange.LabImportReport:
+        report = exchange.import_lab(self.library, data)
+        if report.changed:
+            self._changed()
+        return report
+
+    # -- View as code ------------------------------------------------------------------------
+
+    def request_code(self, message_id: str, *, tree: ConversationTree | None = None) -> RequestCode:
+        """A reply's request as code (``tree``: a compare column's; default the chat on
+        screen). Raises ``NoRequestRecord`` when it has none."""
+        try:
+            conn = self.prefs.connection()
+        except ConfigurationError:
+            conn = None  # no account: the code names a placeholder for it
+        source = tree if tree is not None else self.chat.current_tree()
+        if source is None:
+            raise NoRequestRecord("No conversation is open.")
+        return request_code_for(source, message_id, conn=conn)
+
+    # -- meters ------------------------------------------------------------------------------
+
+    def set_models(self, models: Sequence[ModelInfo]) -> None:
+        self._models = {m.name: m for m in models}
+        self.day = meters.total_usage(self._day_rows, self._models)  # prices may be new
+        self.usage_changed.emit()
+
+    def model_info(self, model: str | None = None) -> ModelInfo | None:
+        return self._models.get(model or self.chat.current_model())
+
+    def conversation_usage(self) -> meters.UsageTotal:
+        tree = self.chat.current_tree()
+        return meters.conversation_usage(tree, self._models) if tree else meters.UsageTotal()
+
+    def context(self, draft: str) -> tuple[meters.ContextUse, meters.ContextLevel]:
+        """How full the model's context window is with the chat on screen and ``draft``."""
+        tree = self.chat.current_tree()
+        path = tree.path() if tree is not None else []
+        system = tree.conversation.system_prompt if tree is not None else ""
+        info = self.model_info()
+        use = meters.context_use(
+            path, system_prompt=system, draft=draft, window=info.context_window if info else None
+        )
+        params = tree.conversation.params if tree is not None else {}
+        max_tokens = self.prefs.sampling(params).max_tokens
+        return use, meters.context_level(use, max_tokens=max_tokens)
+
+    def now(self) -> datetime:
+        return datetime.fromtimestamp(self._clock(), UTC)
+
+    def on_turn_finished(self, *_: object) -> None:
+        self.refresh_usage()
+
+    def on_models_loaded(self, models: list[ModelInfo], *_: object) -> None:
+        self.set_models(models)
+
+    def refresh_usage(self) -> None:
+        """Re-read today's replies from the store (start-up, after each reply, at 00:00 UTC)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._jobs.spawn(self._load_day(), name="usage-today")
+
+    async def _load_day(self) -> None:
+        if self._usage_source is None:
+            self.usage_changed.emit()
+            return
+        try:
+            rows = await self._usage_source.replies_today(now=self._clock())
+        except StoreError as error:
+            log.info("today's usage unavailable: %s", error)
+            return
+        self._day_rows = rows
+        self.day = meters.total_usage(rows, self._models)
+        self.usage_changed.emit()
+
+    # -- lifetime ----------------------------------------------------------------------------
+
+    async def shutdown(self) -> None:
+        await self._jobs.drain()
+        await self._jobs.aclose()
+
+    async def drain(self) -> None:
+        await self._jobs.drain()
