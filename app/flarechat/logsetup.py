@@ -10,7 +10,6 @@ import threading
 from pathlib import Path
 from typing import cast
 
-from flarechat.api import redact
 from flarechat.paths import PRIVATE_FILE_MODE, log_dir
 
 __all__ = ["LOG_FILE", "RedactingFilter", "configure_file_logging", "register_secret"]
@@ -40,6 +39,8 @@ class RedactingFilter(logging.Filter):
                 self._secrets.add(value)
 
     def filter(self, record: logging.LogRecord) -> bool:
+        from flarechat.api import redact  # here, not at the top: api pulls in httpx (start-up)
+
         with self._lock:
             secrets = tuple(self._secrets)
         record.msg = redact(record.getMessage(), secrets)

@@ -23,6 +23,9 @@ __all__ = ["CLI_COMMANDS", "TEST_AUTOSEND_ENV", "main"]
 CLI_COMMANDS = frozenset({"ask", "models"})
 #: Test-only hook: the window sends this text once at start (used by the durability test).
 TEST_AUTOSEND_ENV = "FLARECHAT_TEST_AUTOSEND"
+#: httpx's own command line; ``import httpx`` loads it (with click, rich and pygments, ~100 ms
+#: at start-up) unless it is unavailable, as in the bundle, which excludes rich.
+HTTPX_CLI_MODULE = "httpx._main"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -90,9 +93,19 @@ def _ensure_std_streams() -> None:
             setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
 
 
+def _skip_httpx_cli() -> None:
+    """Make ``import httpx`` skip its unused command line, as the bundle does (start-up time).
+
+    A ``None`` in ``sys.modules`` makes that one import fail, and httpx falls back to a stub.
+    """
+    if "httpx" not in sys.modules and HTTPX_CLI_MODULE not in sys.modules:
+        sys.modules[HTTPX_CLI_MODULE] = None  # type: ignore[assignment]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run Flarechat with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
     _ensure_std_streams()
+    _skip_httpx_cli()
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in CLI_COMMANDS:
         from flarechat import cli

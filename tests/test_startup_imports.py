@@ -1,0 +1,58 @@
+"""Start-up: what the first paint does not wait for, and the first-paint hook bench/ uses."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pytestqt.qtbot import QtBot
+from PySide6.QtWidgets import QWidget
+
+from flarechat.ui import app as gui_app
+
+
+def _modules_after(code: str) -> set[str]:
+    """Top-level module names loaded by ``code`` in a fresh interpreter."""
+    script = f"{code}\nimport sys\nprint(' '.join(sorted(sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+    return set(out.split())
+
+
+def test_logsetup_does_not_load_the_api_package() -> None:
+    loaded = _modules_after("import flarechat.logsetup")
+    assert "flarechat.api" not in loaded
+    assert "httpx" not in loaded
+
+
+def test_the_app_entry_skips_httpx_command_line() -> None:
+    code = "from flarechat.main import main\nmain(['--version'])\nimport httpx"
+    loaded = _modules_after(code)
+    assert "httpx" in loaded
+    assert not {"rich", "click"} & loaded
+
+
+def test_first_paint_calls_back_once_after_the_window_paints(qtbot: QtBot) -> None:
+    widget = QWidget()
+    qtbot.addWidget(widget)
+    calls: list[int] = []
+    gui_app.FirstPaint(widget, lambda: calls.append(1))
+    widget.show()
+    qtbot.waitUntil(lambda: calls == [1])
+    widget.repaint()
+    qtbot.wait(50)
+    assert calls == [1]
+
+
+def test_after_first_paint_appends_a_monotonic_time_when_benchmarking(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, qtbot: QtBot
+) -> None:
+    paint_file = tmp_path / "paint"
+    monkeypatch.setenv(gui_app.BENCH_PAINT_ENV, str(paint_file))
+    monkeypatch.setattr(gui_app, "PRELOADED_MODULES", ())
+    gui_app._after_first_paint()
+    (line,) = paint_file.read_text("utf-8").splitlines()
+    assert float(line) > 0
