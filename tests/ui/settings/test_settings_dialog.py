@@ -398,10 +398,15 @@ class FakeVerify:
         self.calls: list[VerifyInput] = []
         self.release = asyncio.Event()
         self.error = error
+        self.cancelled = False
 
     async def __call__(self, request: VerifyInput) -> str:
         self.calls.append(request)
-        await self.release.wait()
+        try:
+            await self.release.wait()
+        except asyncio.CancelledError:
+            self.cancelled = True
+            raise
         if self.error is not None:
             raise self.error
         return "This API Token is valid and active"
@@ -478,6 +483,8 @@ async def test_closing_while_verifying_cancels_the_check(
     await until(lambda: bool(verify.calls))
     with qtbot.assertNotEmitted(dialog.verify_finished):
         dialog.reject()
+        await until(lambda: verify.cancelled)  # the check itself was cancelled…
+        verify.release.set()  # …so answering now reaches no one
         await asyncio.sleep(0.05)
     assert not dialog.isVisible()
 
