@@ -159,7 +159,7 @@ class Session:
         self.window.ui_state_changed.connect(self.workspace.save_ui_state)
 
     def show(self, problems: list[str]) -> None:
-        self.window.restore_ui_state(self.prefs.settings.ui_state)
+        self.window.restore(self.prefs.settings)  # window state, look, demo mode
         self.window.show()
         self.chat.new_conversation()
         self.workspace.start()

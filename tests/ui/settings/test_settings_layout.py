@@ -15,7 +15,7 @@ GATEWAY = Settings(
 )
 
 
-@pytest.mark.parametrize("tab", range(4))
+@pytest.mark.parametrize("tab", range(5))
 def test_every_note_and_field_gets_its_full_height(qtbot: QtBot, tab: int) -> None:
     dialog = SettingsDialog(
         GATEWAY, secrets=MemorySecretStore(), overridden=frozenset(), verify=None, env={}

@@ -7,7 +7,7 @@ import math
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QObject, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QMimeData, QObject, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QFontMetricsF,
@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from flarechat.ui.capabilities.attach import AttachmentBox
 from flarechat.ui.shared.icons import icon
 from flarechat.ui.shared.theme import current_palette, fill_rounded, mute, named, scaled_font
 
@@ -71,6 +72,15 @@ class _ComposerEdit(QPlainTextEdit):
         self.setObjectName("composerEdit")
         self.setTabChangesFocus(True)
         self._composing = False
+        self.image_sink: AttachmentBox | None = None  # takes pasted and dropped images
+
+    def canInsertFromMimeData(self, source: QMimeData) -> bool:
+        sink = self.image_sink
+        return (sink is not None and sink.can_take(source)) or super().canInsertFromMimeData(source)
+
+    def insertFromMimeData(self, source: QMimeData) -> None:
+        if self.image_sink is None or not self.image_sink.take(source):
+            super().insertFromMimeData(source)
 
     def line_height(self) -> int:
         """Pixels per line as the text layout places them: QTextLine rounds each line's
@@ -184,6 +194,10 @@ class ComposerWidget(QFrame):
         self._button.setCursor(Qt.CursorShape.PointingHandCursor)
         self._button.clicked.connect(self._on_button_clicked)
         self._build_footer()
+        self.attachments = AttachmentBox(self)
+        self._edit.image_sink = self.attachments
+        self.attachments.changed.connect(self._update_button)
+        self._footer.insertWidget(0, self.attachments.button)
         row = QHBoxLayout()
         row.setSpacing(8)
         row.addWidget(self._edit, 1)
@@ -191,6 +205,7 @@ class ComposerWidget(QFrame):
         column = QVBoxLayout(self)
         column.setContentsMargins(12, 8, 8, 8)
         column.setSpacing(4)
+        column.addWidget(self.attachments)
         column.addLayout(row)
         column.addLayout(self._footer)
         self.setFocusProxy(self._edit)
@@ -277,10 +292,10 @@ class ComposerWidget(QFrame):
 
     def _fit_placeholder(self) -> None:
         """The full hint when it fits on one line of the box, else the short one."""
-        room = self._edit.viewport().width() - 2 * math.ceil(self._edit.document().documentMargin())
-        metrics = self._edit.fontMetrics()
+        width = self._edit.contentsRect().width()  # up to date in the box's own resize
+        room = width - 2 * math.ceil(self._edit.document().documentMargin())
         full = PLACEHOLDER.format(model=self._model_name)
-        fits = self._edit.viewport().width() <= 0 or metrics.horizontalAdvance(full) <= room
+        fits = width <= 0 or self._edit.fontMetrics().horizontalAdvance(full) <= room
         self._edit.setPlaceholderText(
             full if fits else SHORT_PLACEHOLDER.format(model=self._model_name)
         )
@@ -292,7 +307,7 @@ class ComposerWidget(QFrame):
 
     def _on_submit(self) -> None:
         text = self._edit.toPlainText()
-        if self._busy or not text.strip():
+        if self._busy or not (text.strip() or self.attachments.count()):
             return
         self._edit.clear()
         self.send_requested.emit(text)
@@ -317,7 +332,8 @@ class ComposerWidget(QFrame):
             self._button.setIcon(icon("send", role="on-accent"))
             self._button.setToolTip("Send (Enter)")
             self._button.setAccessibleName("Send message")
-            self._button.setEnabled(bool(self._edit.toPlainText().strip()))
+            has_images = bool(self.attachments.count())
+            self._button.setEnabled(bool(self._edit.toPlainText().strip()) or has_images)
 
     def _fit_height(self) -> None:
         """Grow with the text from MIN_LINES to MAX_LINES, then scroll."""
@@ -351,9 +367,10 @@ class ComposerWidget(QFrame):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self._edit and event.type() in (QEvent.Type.FocusIn, QEvent.Type.FocusOut):
             self.update()  # the frame's border shows focus
+        if watched is self._edit and event.type() == QEvent.Type.Resize:
+            self._fit_placeholder()
         return super().eventFilter(watched, event)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._fit_height()
-        self._fit_placeholder()

@@ -218,21 +218,19 @@ class SettingsDialog(QDialog):
         super().keyPressEvent(event)
 
     def _ask_discard(self) -> None:
-        box = QMessageBox(
-            QMessageBox.Icon.Question,
-            TITLE,
-            DISCARD_QUESTION,
-            QMessageBox.StandardButton.NoButton,
-            self,
-        )
-        box.setInformativeText("Your edits have not been saved.")
-        discard = box.addButton("Discard", QMessageBox.ButtonRole.DestructiveRole)
-        keep = box.addButton("Keep editing", QMessageBox.ButtonRole.RejectRole)
-        box.setDefaultButton(keep)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.buttonClicked.connect(lambda button: self.reject() if button is discard else None)
-        self.discard_box = box
-        box.open()
+        """A sheet-like question, opened (not exec'd); one per dialog, reused."""
+        if self.discard_box is None:
+            box = QMessageBox(self)
+            box.setIcon(QMessageBox.Icon.Question)
+            box.setWindowTitle(TITLE)
+            box.setText(DISCARD_QUESTION)
+            box.setInformativeText("Your edits have not been saved.")
+            discard = box.addButton("Discard", QMessageBox.ButtonRole.DestructiveRole)
+            keep = box.addButton("Keep editing", QMessageBox.ButtonRole.RejectRole)
+            box.setDefaultButton(keep)
+            discard.clicked.connect(self.reject)
+            self.discard_box = box
+        self.discard_box.open()
 
     # -- keychain ---------------------------------------------------------------------------
     def _token_fields(self) -> tuple[tuple[str, TokenField], ...]:

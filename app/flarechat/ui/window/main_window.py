@@ -27,7 +27,7 @@ from flarechat.ui.chat.chat_pane import ChatPane
 from flarechat.ui.chat.panels import WelcomePanel
 from flarechat.ui.control.chat import ChatController
 from flarechat.ui.control.workspace import WorkspaceController
-from flarechat.ui.lab.window_hooks import LabHooks
+from flarechat.ui.lab import compare_view
 from flarechat.ui.lab.window_hooks import LabHooks
 from flarechat.ui.models.picker import ModelPicker
 from flarechat.ui.settings.dialog import SettingsDialog
@@ -91,12 +91,12 @@ class MainWindow(QMainWindow):
         self._deleted: str | None = None
         self._has_conversations = False
         self.settings_dialog: SettingsDialog | None = None
+        self.compare_window: compare_view.CompareWindow | None = None
         self._build_widgets()
         self._build_toolbar()
         self._build_status_bar()
         self._build_menus()
         self._wire()
-        self.lab_hooks = LabHooks(self)  # presets, prompts, templates, meters, View as code
         self.lab_hooks = LabHooks(self)  # presets, prompts, templates, meters, View as code
         self.resize(*DEFAULT_SIZE)
         self._update_title()
@@ -270,6 +270,7 @@ class MainWindow(QMainWindow):
         self.sidebar_action.setCheckable(True)
         self.sidebar_action.setChecked(True)
         view.addAction(self.sidebar_action)
+        view.addAction(self._action("&Compare models…", self.open_compare, shortcut="Ctrl+Shift+K"))
         view.addSeparator()
         view.addAction(
             self._action("Zoom &in", partial(self.zoom, ZOOM_STEP), shortcut=keys.ZoomIn)
@@ -407,10 +408,6 @@ class MainWindow(QMainWindow):
         """Show a reply's request as code (the transcript's and compare columns' action)."""
         self.lab_hooks.view_code(message_id)
 
-    def view_code_requested(self, message_id: str) -> None:
-        """Show a reply's request as code (the transcript's and compare columns' action)."""
-        self.lab_hooks.view_code(message_id)
-
     def new_chat(self) -> None:
         """A new draft chat; without an account (or demo), say what is missing and how to fix it."""
         self.chat.new_conversation()
@@ -429,6 +426,12 @@ class MainWindow(QMainWindow):
     def switch_branch(self, step: int) -> None:
         if not reply_commands.switch_last_branch(self.chat, step):
             self.statusBar().showMessage("This reply has no other versions.", STATUS_MESSAGE_MS)
+
+    def open_compare(self) -> None:
+        self.compare_window = compare_view.open_compare(
+            self, self.chat, models=self.picker.models(), presets=self.lab_hooks.lab.presets(),
+            existing=self.compare_window,
+        )  # fmt: skip
 
     def open_settings(self) -> None:
         self.settings_dialog = window_dialogs.open_settings(self, self.workspace)
