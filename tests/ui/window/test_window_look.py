@@ -64,7 +64,7 @@ async def test_about_does_not_claim_a_keychain_there_is_none(
 async def test_demo_mode_is_remembered_for_the_next_launch(
     emulator: EmulatorServer, tmp_path: Path
 ) -> None:
-    async with window(emulator, tmp_path, token=None, account_id="") as (env, main, seen):
+    async with window(emulator, tmp_path, token=None, account_id="") as (env, main, _seen):
         demo = Recorder(env.workspace, ("demo_changed",))
         main.restore(Settings(demo_mode=True))
         await demo.wait("demo_changed")
