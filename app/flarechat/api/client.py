@@ -7,6 +7,7 @@ import dataclasses
 import json
 import logging
 import ssl
+import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping
 from contextlib import aclosing, asynccontextmanager
 from types import TracebackType
@@ -459,8 +460,17 @@ async def _capped(response: httpx.Response, limit: int = ERROR_BODY_LIMIT) -> ht
 
 
 def tls_context() -> ssl.SSLContext:
-    """Certificates checked against the OS trust store, so corporate CAs are honoured."""
-    context = truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    """Certificates checked against the OS trust store, so corporate CAs are honoured.
+
+    On Linux the OS trust store *is* OpenSSL's default paths, loaded once here: truststore
+    would reload the whole CA bundle for every new connection (~100 ms of the GUI thread each
+    time). On macOS and Windows truststore asks the platform's own verifier.
+    """
+    context: ssl.SSLContext
+    if sys.platform.startswith("linux"):
+        context = ssl.create_default_context()
+    else:
+        context = truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     return context
 
