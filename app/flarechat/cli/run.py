@@ -10,6 +10,7 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -241,17 +242,19 @@ class _Asking:
     conn: Connection
     console: _Console
     policy: RetryDecider
+    clock: Callable[[], float] = time.monotonic
 
     async def turn(self, request: ChatRequest) -> TurnState:
-        state = TurnState(started_at=time.monotonic())
+        # The clock starts when the ask is sent, as in the window (core.session).
+        state = TurnState(started_at=self.clock())
         turn = run_turn(self.streamer, self.conn, request, policy=self.policy)
         try:
             async with contextlib.aclosing(turn):
                 async for event in turn:
-                    state = fold(state, event, now=time.monotonic())
+                    state = fold(state, event, now=self.clock())
                     self.console.show(event, model=request.model)
         except WorkersAIError as error:
-            state = fail(state, error, now=time.monotonic())
+            state = fail(state, error, now=self.clock())
         return state
 
     async def terms_url(self, error: TermsNotAccepted, model: str) -> str | None:
@@ -277,7 +280,7 @@ async def _agree_and_ask_again(
     try:
         agreed = await asking.client.agree_to_terms(asking.conn, request.model)
     except WorkersAIError as failure:
-        return fail(state, failure, now=time.monotonic())
+        return fail(state, failure, now=asking.clock())
     return await asking.turn(request) if agreed else state
 
 
@@ -318,12 +321,25 @@ def _json_record(state: TurnState, streamer: ReplyStreamer, request: ChatRequest
     return record
 
 
+@dataclass(frozen=True, slots=True)
+class Runtime:
+    """What an ask runs on: the client it opens and the clock its timings read (tests pass
+    a scripted client and clock to compare the CLI's figures with the window's)."""
+
+    client: Callable[[], WorkersAIClient] = WorkersAIClient
+    clock: Callable[[], float] = time.monotonic
+
+
 async def _ask(
-    args: argparse.Namespace, console: _Console, profile: Profile, policy: RetryDecider
+    args: argparse.Namespace,
+    console: _Console,
+    profile: Profile,
+    policy: RetryDecider,
+    runtime: Runtime,
 ) -> int:
     conn, request = _ask_request(profile, args)
     console.hold_text = request.response_format is not None
-    async with contextlib.aclosing(WorkersAIClient()) as client:
+    async with contextlib.aclosing(runtime.client()) as client:
         request = await _checked(client, conn, request, demo=args.demo)
         if args.print_request:
             try:
@@ -331,7 +347,7 @@ async def _ask(
             except ValueError as error:
                 raise ConfigurationError([str(error)]) from None
             return EXIT_OK
-        asking = _Asking(client, ReplyStreamer(client), conn, console, policy)
+        asking = _Asking(client, ReplyStreamer(client), conn, console, policy, runtime.clock)
         state = await asking.turn(request)
         terms_url = None
         if isinstance(state.error, TermsNotAccepted) and not state.received_tokens:
@@ -398,7 +414,11 @@ async def _profile(demo: Connection | None) -> Profile:
 
 
 async def _command(
-    args: argparse.Namespace, *, demo: Connection | None, policy: RetryDecider
+    args: argparse.Namespace,
+    *,
+    demo: Connection | None,
+    policy: RetryDecider,
+    runtime: Runtime,
 ) -> int:
     console = _Console(show_reasoning=getattr(args, "show_reasoning", False), quiet=args.json)
     try:
@@ -406,7 +426,7 @@ async def _command(
         console.err.writelines(f"flarechat: warning: {text}\n" for text in profile.warnings)
         if args.command == "models":
             return await _models(args, console, profile)
-        return await _ask(args, console, profile, policy)
+        return await _ask(args, console, profile, policy, runtime)
     except ConfigurationError as error:
         console.end_lines()
         problems = [_NO_ACCOUNT, *error.problems] if error.incomplete else error.problems
@@ -414,9 +434,9 @@ async def _command(
         return EXIT_USAGE
 
 
-def _run(args: argparse.Namespace, policy: RetryDecider) -> int:
+def _run(args: argparse.Namespace, policy: RetryDecider, runtime: Runtime) -> int:
     if not args.demo:
-        return asyncio.run(_command(args, demo=None, policy=policy))
+        return asyncio.run(_command(args, demo=None, policy=policy, runtime=runtime))
     from flarechat.emulator import DEMO_ACCOUNT_ID, DEMO_CONFIG, DEMO_TOKEN, EmulatorServer
 
     with EmulatorServer(config=DEMO_CONFIG) as server:
@@ -427,7 +447,7 @@ def _run(args: argparse.Namespace, policy: RetryDecider) -> int:
             api_base=server.api_base,
             gateway_base=server.gateway_base,
         )
-        return asyncio.run(_command(args, demo=demo, policy=policy))
+        return asyncio.run(_command(args, demo=demo, policy=policy, runtime=runtime))
 
 
 def _silence_stdout() -> None:
@@ -448,10 +468,13 @@ def _configure_logging(*, verbose: bool) -> None:
     logging.basicConfig(level=level, stream=sys.stderr, format="flarechat: %(name)s: %(message)s")
 
 
-def main(argv: list[str], *, retry_policy: RetryDecider | None = None) -> int:
+def main(
+    argv: list[str], *, retry_policy: RetryDecider | None = None, runtime: Runtime | None = None
+) -> int:
     """Run ``flarechat ask|models ...`` (argv includes the subcommand); returns the exit code.
 
     ``retry_policy`` lets tests use short delays; the default is ``api.retry.RetryPolicy()``.
+    ``runtime`` lets tests script the client and the clock.
     """
     try:
         args = build_parser().parse_args(argv)
@@ -459,7 +482,7 @@ def main(argv: list[str], *, retry_policy: RetryDecider | None = None) -> int:
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     _configure_logging(verbose=args.verbose)
     try:
-        return _run(args, retry_policy or RetryPolicy())
+        return _run(args, retry_policy or RetryPolicy(), runtime or Runtime())
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_BROKEN_PIPE

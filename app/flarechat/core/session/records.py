@@ -22,6 +22,7 @@ __all__ = [
     "request_record",
     "summary_line",
     "timings_record",
+    "tool_calls_record",
     "usage_record",
 ]
 
@@ -59,7 +60,35 @@ def request_record(conn: Connection, request: ChatRequest) -> dict[str, Any]:
         "gateway": _gateway_record(request.gateway) if uses_gateway else {},
         "session_id": request.session_id,
         "stream": request.stream,
+        **_capabilities_record(request),
     }
+
+
+def _capabilities_record(request: ChatRequest) -> dict[str, Any]:
+    """The capability options the request used (only those set), and how many images."""
+    record: dict[str, Any] = {}
+    fmt = request.response_format
+    if fmt is not None:
+        record["response_format"] = (
+            {"type": "json_schema", "schema": dict(fmt.schema), "name": fmt.name}
+            if fmt.kind == "json_schema" and fmt.schema is not None
+            else {"type": "json_object"}
+        )
+    if request.tools:
+        record["tools"] = [tool.flat() for tool in request.tools]
+    if request.tools and request.tool_choice is not None:
+        choice = request.tool_choice
+        record["tool_choice"] = {"name": choice.name} if choice.mode == "function" else choice.mode
+    optional = {
+        "reasoning_effort": request.reasoning_effort,
+        "enable_thinking": request.enable_thinking,
+        "lora": request.lora,
+    }
+    record.update({k: v for k, v in optional.items() if v is not None})
+    images = sum(len(m.images) for m in request.messages)
+    if images:
+        record["images"] = images
+    return record
 
 
 def usage_record(state: TurnState) -> dict[str, Any] | None:
@@ -69,9 +98,18 @@ def usage_record(state: TurnState) -> dict[str, Any] | None:
 
 
 def meta_record(state: TurnState) -> dict[str, Any] | None:
+    """The response's metadata, and the note on how it came (streaming turned off)."""
     if state.meta is None:
         return None
-    return {k: v for k, v in asdict(state.meta).items() if v is not None}
+    record = {k: v for k, v in asdict(state.meta).items() if v is not None}
+    if state.note:
+        record["note"] = state.note
+    return record
+
+
+def tool_calls_record(state: TurnState) -> list[dict[str, Any]]:
+    """The reply's tool calls as stored on its message: ``{"id", "name", "arguments"}``."""
+    return [{"id": c.id, "name": c.name, "arguments": c.arguments_json} for c in state.calls]
 
 
 def timings_record(state: TurnState) -> dict[str, Any]:
@@ -131,11 +169,13 @@ def _count(value: object) -> int | None:
 def _timing_parts(timings: Mapping[str, Any]) -> list[str]:
     parts: list[str] = []
     queue = _number(timings.get("queue_wait"))
-    if queue is not None and queue >= QUEUE_SHOWN_FROM:
+    streamed = timings.get("streamed") is not False
+    # A reply that came as one body spent all its time "before the headers": no queue figure.
+    if streamed and queue is not None and queue >= QUEUE_SHOWN_FROM:
         parts.append(figures.queue_text(queue))
     if (ttft := _number(timings.get("ttft"))) is not None:
         parts.append(figures.ttft_text(ttft))
-    elif timings.get("streamed") is False and (total := _number(timings.get("duration"))):
+    elif not streamed and (total := _number(timings.get("duration"))):
         parts.append(figures.total_text(total))
     if (speed := _number(timings.get("tokens_per_second"))) is not None:
         parts.append(figures.speed_text(speed, estimated=bool(timings.get("tokens_estimated"))))
