@@ -3,5 +3,6 @@ storage in the profile and in exports, and a sent reply's request as code.
 
 Layout: ``presets``, ``prompt_library``, ``templates`` (the items), ``library`` (the shelves
 holding them), ``documents`` (as plain data), ``storage`` (the profile file), ``exchange``
-(export and import), ``request_view`` (View as code).
+(export and import), ``request_view`` (View as code); ``compare`` (a compare run),
+``compare_export``, ``votes`` (blind votes) and ``leaderboard`` (their ratings).
 """

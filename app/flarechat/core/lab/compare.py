@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flarechat.api.models import ModelInfo
-from flarechat.core import figures
+from flarechat.core import figures, meters
 from flarechat.core.conversation import Message
 from flarechat.core.session import ColumnSpec
 
@@ -32,8 +32,6 @@ MAX_COLUMNS = 4
 LABELS = "ABCD"
 #: Workers AI bills $0.011 per 1,000 neurons: the estimate when the catalogue has no prices.
 USD_PER_NEURON = 0.011 / 1000
-TOKENS_PER_PRICE_UNIT = 1_000_000  # catalogue prices are USD per million tokens
-COST_DECIMALS = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +149,7 @@ class ColumnMetrics:
         if self.neurons is not None:
             parts.append(figures.neurons_text(self.neurons))
         if self.cost_usd is not None:
-            parts.append(f"\N{ALMOST EQUAL TO} ${self.cost_usd:.{COST_DECIMALS}f} (estimate)")
+            parts.append(f"{meters.cost_text(self.cost_usd)} (estimate)")
         if self.cache_status:
             parts.append(f"cache {self.cache_status}")
         if self.finish_reason:
@@ -170,25 +168,13 @@ def _count(value: object) -> int | None:
 def estimate_cost(
     usage: Mapping[str, Any] | None, info: ModelInfo | None, *, neurons: float | None = None
 ) -> float | None:
-    """Estimated USD for one reply: the catalogue's per-million prices times the reported
-    tokens (cached prompt tokens at the cached price when listed), else the neurons billed at
-    USD_PER_NEURON; None when neither is known.
-
-    A small pure function here until the usage meters (``core.meters``) own cost arithmetic.
-    """
-    usage = usage or {}
-    prompt, completion = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
-    if info is not None and info.price_input_per_m is not None and prompt is not None:
-        cached = min(_count(usage.get("cached_tokens")) or 0, prompt)
-        cached_price = info.price_cached_per_m
-        if cached_price is None:
-            cached_price, cached = info.price_input_per_m, 0
-        total = (prompt - cached) * info.price_input_per_m + cached * cached_price
-        total += (completion or 0) * (info.price_output_per_m or 0.0)
-        return round(total / TOKENS_PER_PRICE_UNIT, COST_DECIMALS + 3)
-    if neurons is not None:
-        return round(neurons * USD_PER_NEURON, COST_DECIMALS + 3)
-    return None
+    """Estimated USD for one reply: ``meters.reply_cost`` from the catalogue's prices, else the
+    neurons billed at USD_PER_NEURON (a model the catalogue does not price); None when
+    neither is known."""
+    cost = meters.reply_cost(usage, info)
+    if cost is None and neurons is not None:
+        cost = neurons * USD_PER_NEURON
+    return cost
 
 
 def metrics_of(message: Message, info: ModelInfo | None = None) -> ColumnMetrics:

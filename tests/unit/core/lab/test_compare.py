@@ -223,7 +223,7 @@ def test_metrics_lines_read_like_the_rest_of_the_app() -> None:
         "152\N{RIGHTWARDS ARROW}418 tokens",
         "1.98 neurons",
     ]
-    assert lines[5].startswith("\N{ALMOST EQUAL TO} $0.0000")
+    assert lines[5].startswith("\N{ALMOST EQUAL TO} $0.0000")  # neurons x $0.011 per 1,000
     assert lines[5].endswith("(estimate)")
     assert lines[6:] == ["cache HIT", "finish: stop"]
 

@@ -1,0 +1,237 @@
+"""The compare window over a real ChatController against the emulator: columns stream side by
+side, one waits for capacity with its own banner, blind votes reveal the models and feed the
+leaderboard, the winner's branch becomes the chat's path, and a run exports without the token."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import SignalInstance
+from PySide6.QtWidgets import QAbstractButton, QApplication, QWidget
+from shell_helpers import MODEL, TOKEN, ChatEnv, chat_env, slow_policy
+
+from flarechat.api.models import ModelInfo
+from flarechat.core.lab.votes import Verdict, Vote, VoteBook
+from flarechat.emulator import EmulatorServer
+from flarechat.ui.lab.compare_controller import CompareController
+from flarechat.ui.lab.compare_view import CompareWindow
+from flarechat.ui.lab.leaderboard_dialog import COLUMNS, LeaderboardDialog
+
+pytestmark = pytest.mark.asyncio
+
+BUSY = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
+FindButton = Callable[[QWidget, str], QAbstractButton]
+WAIT = 20.0
+FAST = 1000.0
+
+
+async def _next(signal: SignalInstance, match: Callable[..., bool] = lambda *_: True) -> Any:
+    future: asyncio.Future[tuple[Any, ...]] = asyncio.get_running_loop().create_future()
+
+    def catch(*args: Any) -> None:
+        if not future.done() and match(*args):
+            future.set_result(args)
+
+    signal.connect(catch)
+    try:
+        return await asyncio.wait_for(future, WAIT)
+    finally:
+        signal.disconnect(catch)
+
+
+async def _idle(controller: CompareController) -> None:
+    if controller.busy:
+        await _next(controller.busy_changed, lambda busy: not busy)
+    assert controller.round_done()
+
+
+@asynccontextmanager
+async def _compare(
+    emulator: EmulatorServer, tmp_path: Path, **settings: Any
+) -> AsyncIterator[tuple[ChatEnv, CompareController, CompareWindow]]:
+    emulator.state.set_tokens_per_second(FAST)  # replies of a few hundred tokens, quickly
+    async with chat_env(emulator, tmp_path / "profile", **settings) as env:
+        catalogue = {
+            m: ModelInfo(m, price_input_per_m=0.3, price_output_per_m=0.6) for m in (MODEL, BUSY)
+        }
+        controller = CompareController(
+            env.chat, votes=VoteBook(tmp_path / "votes.json"), catalogue=catalogue,
+            rng=random.Random(7),
+        )  # fmt: skip
+        window = CompareWindow(
+            controller, models=list(catalogue.values()), current_model=MODEL,
+            votes=VoteBook(tmp_path / "votes.json"),
+        )  # fmt: skip
+        app = QApplication.instance()
+        assert isinstance(app, QApplication)
+        before = app.quitOnLastWindowClosed()
+        app.setQuitOnLastWindowClosed(False)  # as in the app: closing must not stop the loop
+        window.show()
+        try:
+            yield env, controller, window
+        finally:
+            window.close()
+            await controller.shutdown()
+            app.setQuitOnLastWindowClosed(before)
+
+
+def _send(window: CompareWindow, text: str) -> None:
+    window.prompt.setPlainText(text)
+    window.send_button.click()
+
+
+async def test_a_column_waiting_for_capacity_has_its_own_banner_while_the_others_finish(
+    emulator: EmulatorServer, tmp_path: Path, find_button: FindButton
+) -> None:
+    async with _compare(emulator, tmp_path, policy=slow_policy(), reject_if_busy=True) as (
+        env, controller, window,
+    ):  # fmt: skip
+        window.count_box.setValue(3)
+        assert len(window.columns) == 3
+        window.columns[0].picker.set_current(BUSY)
+        window.columns[1].picker.set_current(MODEL)
+        window.columns[2].picker.set_current(MODEL)
+        window.columns[2].max_tokens.setValue(64)
+        emulator.state.hold_slots(BUSY, 600)
+        retry = asyncio.ensure_future(_next(controller.column_retry, lambda c, *_: c == 0))
+        done = [
+            asyncio.ensure_future(_next(controller.column_finished, lambda c, *_, i=i: c == i))
+            for i in (1, 2)
+        ]
+        _send(window, "Name a colour")
+        assert not window.send_button.isEnabled()
+        await retry
+        first, *others = window.columns
+        assert first.retry_banner.isVisibleTo(window)
+        assert "llama-3.3-70b" in first.retry_banner.title
+        assert not any(c.retry_banner.isVisibleTo(window) for c in others)
+        for future, column in zip(done, others, strict=True):
+            _col, status, _metrics = await future
+            assert status == "done"
+            assert column.reply_text().strip()
+            assert "TTFT" in column.metrics.text()
+            assert "neurons" in column.metrics.text()
+            assert "(estimate)" in column.metrics.text()
+        assert env.chat.is_running(controller.run.rounds[0].replies[0])  # type: ignore[union-attr]
+        assert controller.busy
+        assert (controller.message(2).request or {})["params"]["max_tokens"] == 64  # type: ignore[union-attr]
+        cancelled = asyncio.ensure_future(_next(controller.column_finished, lambda c, *_: c == 0))
+        find_button(first, "Cancel").click()
+        _col, status, _metrics = await cancelled
+        assert status == "failed"
+        await _idle(controller)
+        assert window.send_button.isEnabled()
+        assert first.status.text() == "Failed"
+
+
+async def test_blind_vote_reveals_the_models_and_the_winner_continues_in_the_chat(
+    emulator: EmulatorServer, tmp_path: Path, find_button: FindButton
+) -> None:
+    async with _compare(emulator, tmp_path) as (env, controller, window):
+        window.columns[0].picker.set_current(MODEL)
+        window.columns[1].picker.set_current(BUSY)
+        window.blind_box.setChecked(True)
+        _send(window, "Write a haiku about the sea")
+        run = controller.run
+        assert run is not None
+        titles = [c.title.text() for c in window.columns]
+        assert titles == ["Model A", "Model B"]
+        assert not any(c.picker.isVisibleTo(window) for c in window.columns)
+        assert not window.vote_bar.isVisibleTo(window)
+        await _idle(controller)
+        assert window.vote_bar.isVisibleTo(window)
+        assert not any(c.continue_button.isEnabled() for c in window.columns)
+        find_button(window.vote_bar, "B is better").click()
+        await controller.drain()
+        (vote,) = VoteBook(tmp_path / "votes.json").load()
+        assert (vote.verdict, vote.winner) == (Verdict.BEST, 1)
+        assert list(vote.models) == [c.model for c in run.columns]
+        assert vote.message_ids == tuple(run.rounds[0].replies)
+        assert not window.vote_bar.isVisibleTo(window)
+        assert window.columns[1].title.text().endswith(run.columns[1].model.rsplit("/", 1)[-1])
+        assert "B is best" in window.note.text()
+        winner = run.rounds[0].replies[1]
+        continued = asyncio.ensure_future(_next(controller.continued))
+        find_button(window.columns[1], "Continue with this one").click()
+        (conversation_id,) = await continued
+        assert env.chat.current_id == conversation_id
+        assert env.chat.current_tree().path()[-1].id == winner  # type: ignore[union-attr]
+        opened = env.recorder.args("conversation_opened")[-1]
+        assert [m.id for m in opened[1]][-1] == winner
+        assert not window.isVisible()
+
+
+async def test_follow_ups_go_to_every_column_and_export_holds_no_token(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    async with _compare(emulator, tmp_path) as (env, controller, window):
+        window.columns[1].picker.set_current(BUSY)
+        _send(window, "Hello")
+        await _idle(controller)
+        _send(window, "And once more")
+        await _idle(controller)
+        run = controller.run
+        assert run is not None
+        assert len(run.rounds) == 2
+        tree = env.chat.current_tree()
+        assert tree is not None
+        for column, widget in enumerate(window.columns):
+            follow = tree.get(run.rounds[1].replies[column])
+            user = tree.get(follow.parent_id or "")
+            assert (user.content, user.parent_id) == (
+                "And once more",
+                run.rounds[0].replies[column],
+            )
+            assert widget.rounds_shown == 2
+            assert "And once more" in widget.reply_text()
+        path = tmp_path / "run.json"
+        exported = asyncio.ensure_future(_next(controller.exported))
+        controller.export(path, "json")
+        await exported
+        text = path.read_text(encoding="utf-8")
+        assert TOKEN not in text
+        document = json.loads(text)
+        assert [r["prompt"] for r in document["rounds"]] == ["Hello", "And once more"]
+        assert [c["model"] for c in document["columns"]] == [MODEL, BUSY]
+        table = tmp_path / "run.csv"
+        exported = asyncio.ensure_future(_next(controller.exported))
+        controller.export(table, "csv")
+        await exported
+        assert TOKEN not in table.read_text(encoding="utf-8")
+        assert table.read_text(encoding="utf-8").count("\n") >= 5  # header + 2 rounds x 2
+
+
+async def test_the_leaderboard_ranks_the_votes_and_exports_them(tmp_path: Path) -> None:
+    book = VoteBook(tmp_path / "votes.json")
+    for _ in range(3):
+        book.add(Vote(("good", "bad"), Verdict.BEST, winner=0))
+    book.add(Vote(("bad", "good"), Verdict.TIE))
+    dialog = LeaderboardDialog(book)
+    dialog.reload()
+    await dialog.drain()
+    assert dialog.table.rowCount() == 2
+    header = [dialog.table.horizontalHeaderItem(i).text() for i in range(len(COLUMNS))]
+    assert header[:4] == ["#", "Model", "Rating", "± 95 %"]
+    assert dialog.table.item(0, 1).text() == "good"
+    assert dialog.table.item(0, 5).text() == "4"
+    assert dialog.status.text() == "4 votes"
+    dialog.export(tmp_path / "board.csv", "csv")
+    dialog.export(tmp_path / "votes-export.json", "votes")
+    await dialog.drain()
+    assert (
+        (tmp_path / "board.csv").read_text(encoding="utf-8").splitlines()[1].startswith("1,good,")
+    )
+    other = VoteBook(tmp_path / "other.json")
+    other.add(Vote(("x", "y"), Verdict.ALL_BAD))
+    second = LeaderboardDialog(other)
+    second.import_votes(tmp_path / "votes-export.json")
+    await second.drain()
+    assert second.status.text() == "Imported 4 new votes."
+    assert {row.model for row in second.standings} == {"good", "bad", "x", "y"}
