@@ -13,6 +13,7 @@ __all__ = [
     "DEFAULT_TITLE",
     "ROLE_ASSISTANT",
     "ROLE_SYSTEM",
+    "ROLE_TOOL",
     "ROLE_USER",
     "STATUS_DONE",
     "STATUS_FAILED",
@@ -20,6 +21,7 @@ __all__ = [
     "STATUS_STOPPED",
     "STATUS_STREAMING",
     "TITLE_MAX_LEN",
+    "Attachment",
     "Conversation",
     "ConversationTree",
     "Message",
@@ -39,6 +41,8 @@ _WHITESPACE = re.compile(r"\s+")
 ROLE_USER = "user"
 ROLE_ASSISTANT = "assistant"
 ROLE_SYSTEM = "system"
+#: The result of one tool call, sent back to the model (``Message.tool_call_id`` says which).
+ROLE_TOOL = "tool"
 
 STATUS_DONE = "done"
 STATUS_STREAMING = "streaming"
@@ -51,6 +55,17 @@ STATUS_INTERRUPTED = "interrupted"
 def new_id() -> str:
     """A fresh id for a conversation or message (uuid4, hex)."""
     return uuid.uuid4().hex
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """An image sent with a user message: its bytes as sent (after any scaling) and its size."""
+
+    mime_type: str  # "image/png", "image/jpeg"…
+    data: bytes = field(repr=False)
+    width: int
+    height: int
+    name: str = ""  # the file name it came from, for people ("" when pasted)
 
 
 @dataclass(slots=True)
@@ -74,6 +89,12 @@ class Message:
     meta: dict[str, Any] | None = None  # request_id, log_id, cache_status
     timings: dict[str, Any] | None = None  # ttft, duration (seconds)
     error: dict[str, Any] | None = None  # {"kind", "message"}: a state, never model text
+    #: images on a user message, in the order they were attached
+    attachments: list[Attachment] = field(default_factory=list)
+    #: the calls an assistant reply made: ``{"id", "name", "arguments": <JSON text>}`` each
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    #: on a ``tool`` message: the id of the call this is the result of
+    tool_call_id: str | None = None
 
 
 @dataclass(slots=True)

@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
+import contextlib
 import dataclasses
 import datetime as dt
+import json
 import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from flarechat.core.conversation import (
     ROLE_ASSISTANT,
+    ROLE_TOOL,
     STATUS_FAILED,
     STATUS_INTERRUPTED,
     STATUS_STOPPED,
+    Attachment,
     Conversation,
     ConversationTree,
     Message,
@@ -36,19 +43,31 @@ __all__ = [
     "demote_headings",
     "export_all",
     "file_stem",
+    "files_folder",
     "import_all",
+    "markdown_files",
+    "write_markdown",
 ]
 
 EXPORT_FORMAT = "flarechat.export"
 CONVERSATION_FORMAT = "flarechat.conversation"
-EXPORT_VERSION = 1
+#: 2: messages carry images (base64), tool calls and tool call ids. Version 1 still imports.
+EXPORT_VERSION = 2
 IMPORTED_SUFFIX = " (imported)"
 _STATUS_NOTES = {
     STATUS_STOPPED: "_Stopped: this reply is partial._",
     STATUS_INTERRUPTED: "_Interrupted: this reply is partial (the app closed while it streamed)._",
 }
 #: Fields of a message that decide whether an imported copy is "the same" as a stored one.
-_SAME_FIELDS = ("parent_id", "role", "content", "reasoning")
+_SAME_FIELDS = (
+    "parent_id",
+    "role",
+    "content",
+    "reasoning",
+    "attachments",
+    "tool_calls",
+    "tool_call_id",
+)
 #: Message fields holding records (the only places a credential could have been put by mistake).
 _RECORD_FIELDS = ("request", "usage", "meta", "timings", "error")
 _NUMBER = (int, float)
@@ -61,8 +80,21 @@ _MESSAGE_KINDS: dict[str, type | tuple[type, ...]] = {
     "created_at": _NUMBER,
     "model": _OPTIONAL_TEXT,
     "finish_reason": _OPTIONAL_TEXT,
+    "tool_call_id": _OPTIONAL_TEXT,
+    "tool_calls": list,
+    "attachments": list,
     **dict.fromkeys(_RECORD_FIELDS, (dict, type(None))),
 }
+#: File extensions of the image types the app sends; anything else is written as ``.img``.
+_IMAGE_EXTENSIONS = {
+    "image/png": ".png",
+    "image/jpeg": ".jpg",
+    "image/webp": ".webp",
+    "image/gif": ".gif",
+}
+_OTHER_IMAGE_EXTENSION = ".img"
+#: The folder beside ``name.md`` that holds its images (as browsers save "page_files").
+FILES_FOLDER_SUFFIX = " files"
 
 
 class ImportFormatError(ValueError):
@@ -126,16 +158,47 @@ def file_stem(title: str) -> str:
     return stem or DEFAULT_FILE_STEM
 
 
-def _message_markdown(tree: ConversationTree, message: Message) -> list[str]:
+def _image_markdown(attachment: Attachment, link: str | None) -> str:
+    label = attachment.name or "image"
+    if link is None:
+        kind = attachment.mime_type.removeprefix("image/").upper()
+        return f"_[{label}: {attachment.width}\N{MULTIPLICATION SIGN}{attachment.height} {kind}]_"
+    alt = label.replace("[", "(").replace("]", ")")
+    return f"![{alt}](<{link}>)"
+
+
+def _tool_calls_markdown(message: Message) -> list[str]:
+    parts = []
+    for call in message.tool_calls:
+        arguments = str(call.get("arguments") or "{}")
+        with contextlib.suppress(ValueError):  # else shown as the model sent it
+            arguments = json.dumps(json.loads(arguments), ensure_ascii=False, indent=2)
+        fence = "~~~~" if "```" in arguments else "```"
+        parts.append(
+            f"**Tool call** `{call.get('name')}` (`{call.get('id')}`)\n\n"
+            f"{fence}json\n{arguments}\n{fence}"
+        )
+    return parts
+
+
+def _message_markdown(
+    tree: ConversationTree, message: Message, links: Mapping[tuple[str, int], str]
+) -> list[str]:
     heading = message.role.capitalize()
     if message.role == ROLE_ASSISTANT and message.model:
         heading += f" · `{message.model}`"
     parts = [f"## {heading}"]
+    if message.role == ROLE_TOOL and message.tool_call_id:
+        parts[0] = f"## Tool result · `{message.tool_call_id}`"
+    parts += [
+        _image_markdown(a, links.get((message.id, i))) for i, a in enumerate(message.attachments)
+    ]
     if message.reasoning:
         body = message.reasoning.replace("</details", "&lt;/details")
         parts.append(f"<details>\n<summary>Reasoning</summary>\n\n{body}\n\n</details>")
     if message.content:
         parts.append(demote_headings(message.content))
+    parts += _tool_calls_markdown(message)
     if message.status in _STATUS_NOTES:
         parts.append(_STATUS_NOTES[message.status])
     if message.status == STATUS_FAILED:
@@ -147,8 +210,33 @@ def _message_markdown(tree: ConversationTree, message: Message) -> list[str]:
     return parts
 
 
-def conversation_to_markdown(tree: ConversationTree) -> str:
-    """The visible path as Markdown: title, model, a heading per message, reasoning collapsed."""
+def files_folder(markdown_path: Path) -> Path:
+    """Where a Markdown export's images go: ``<name> files/`` beside ``<name>.md``."""
+    return markdown_path.with_name(markdown_path.stem + FILES_FOLDER_SUFFIX)
+
+
+def _image_files(tree: ConversationTree) -> dict[tuple[str, int], tuple[str, bytes]]:
+    """(message id, index) -> (file name, bytes) for every image on the visible path."""
+    files: dict[tuple[str, int], tuple[str, bytes]] = {}
+    for number, message in enumerate(tree.path(), start=1):
+        for index, attachment in enumerate(message.attachments, start=1):
+            ext = _IMAGE_EXTENSIONS.get(attachment.mime_type, _OTHER_IMAGE_EXTENSION)
+            name = f"message-{number:03d}-image-{index}{ext}"
+            files[(message.id, index - 1)] = (name, attachment.data)
+    return files
+
+
+def markdown_files(tree: ConversationTree) -> dict[str, bytes]:
+    """The image files a Markdown export links to, by file name (inside ``files_folder``)."""
+    return dict(_image_files(tree).values())
+
+
+def conversation_to_markdown(tree: ConversationTree, *, folder: str | None = None) -> str:
+    """The visible path as Markdown: title, model, a heading per message, reasoning collapsed.
+
+    Images are linked as ``folder/<file>`` (see :func:`markdown_files`) when ``folder`` is
+    given, else described in words (their bytes are in the JSON export).
+    """
     conv = tree.conversation
     path = tree.path()
     created = dt.datetime.fromtimestamp(conv.created_at, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -162,9 +250,32 @@ def conversation_to_markdown(tree: ConversationTree) -> str:
     if conv.system_prompt:
         quoted = "\n".join(f"> {line}" for line in conv.system_prompt.splitlines())
         parts.append(f"## System prompt\n\n{quoted}")
+    links = (
+        {key: f"{folder}/{name}" for key, (name, _data) in _image_files(tree).items()}
+        if folder is not None
+        else {}
+    )
     for message in path:
-        parts.extend(_message_markdown(tree, message))
+        parts.extend(_message_markdown(tree, message, links))
     return "\n\n".join(parts) + "\n"
+
+
+def write_markdown(tree: ConversationTree, path: Path) -> list[Path]:
+    """Write ``path`` (the Markdown) and, when the path has images, each of them into
+    :func:`files_folder` beside it, linked from the text. The files written, Markdown first.
+
+    Blocking file I/O: call it through ``asyncio.to_thread`` from the event loop.
+    """
+    files = markdown_files(tree)
+    folder = files_folder(path)
+    path.write_text(conversation_to_markdown(tree, folder=folder.name), encoding="utf-8")
+    written = [path]
+    if files:
+        folder.mkdir(exist_ok=True)
+        for name, data in files.items():
+            (folder / name).write_bytes(data)
+            written.append(folder / name)
+    return written
 
 
 # -- JSON ----------------------------------------------------------------------------------
@@ -183,7 +294,52 @@ def _message_doc(message: Message) -> dict[str, Any]:
     doc = dataclasses.asdict(message)
     for name in _RECORD_FIELDS:
         doc[name] = scrub(doc[name])
+    doc["attachments"] = [_attachment_doc(a) for a in message.attachments]
     return doc
+
+
+def _attachment_doc(attachment: Attachment) -> dict[str, Any]:
+    return {
+        "mime_type": attachment.mime_type,
+        "name": attachment.name,
+        "width": attachment.width,
+        "height": attachment.height,
+        "data": base64.b64encode(attachment.data).decode("ascii"),
+    }
+
+
+def _attachment(doc: Any, message_id: str) -> Attachment:
+    problem = ImportFormatError(f"An image of message {message_id} is unreadable.")
+    if not isinstance(doc, Mapping):
+        raise problem
+    mime, name, width, height = (doc.get(k) for k in ("mime_type", "name", "width", "height"))
+    data = doc.get("data")
+    if not isinstance(mime, str) or not isinstance(data, str):
+        raise problem
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (width, height)):
+        raise problem
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise problem from None
+    return Attachment(
+        mime_type=mime,
+        data=raw,
+        width=int(width),  # type: ignore[arg-type]  # checked just above
+        height=int(height),  # type: ignore[arg-type]
+        name=name if isinstance(name, str) else "",
+    )
+
+
+def _tool_calls(doc: list[Any], message_id: str) -> list[dict[str, Any]]:
+    calls = []
+    for call in doc:
+        if not isinstance(call, Mapping) or not all(
+            isinstance(call.get(k), str) for k in ("id", "name", "arguments")
+        ):
+            raise ImportFormatError(f"A tool call of message {message_id} is unreadable.")
+        calls.append({"id": call["id"], "name": call["name"], "arguments": call["arguments"]})
+    return calls
 
 
 def conversation_to_json(tree: ConversationTree, *, now: float | None = None) -> dict[str, Any]:
@@ -233,6 +389,8 @@ def _message(doc: Any, conversation_id: str) -> Message:
             raise ImportFormatError(f"Message {doc['id']} has no {name}.")
     for name, kind in _MESSAGE_KINDS.items():
         _field(values, name, kind=kind, default=_MISSING)
+    values["attachments"] = [_attachment(a, doc["id"]) for a in values.get("attachments", [])]
+    values["tool_calls"] = _tool_calls(values.get("tool_calls", []), doc["id"])
     try:
         return Message(**values, conversation_id=conversation_id)
     except TypeError as error:

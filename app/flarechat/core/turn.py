@@ -5,34 +5,43 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 from flarechat.api.config import ChatRequest, Connection
 from flarechat.api.errors import StreamInterrupted, WorkersAIError
 from flarechat.api.events import (
+    ChatEvent,
     Finished,
     ReasoningDelta,
     ResponseMeta,
     StreamEvent,
+    StreamingDisabled,
     TextDelta,
+    ToolCallDelta,
     UsageReport,
 )
+from flarechat.api.tools import ToolCall, legacy_call_id
 
 __all__ = [
     "CHARS_PER_TOKEN_ESTIMATE",
     "ChatStreamer",
+    "ReplyStreamer",
     "RetryDecider",
     "RetryScheduled",
     "Rope",
+    "ToolDraft",
     "TurnEvent",
     "TurnState",
     "TurnStatus",
     "fail",
     "fold",
+    "open_stream",
     "run_turn",
     "stop",
 ]
 
+#: Events that carry the model's output: after one, a failed attempt is never retried.
+_TOKENS = (TextDelta, ReasoningDelta, ToolCallDelta)
 #: Rough characters-per-token ratio for English text, used only when the server sent no usage.
 CHARS_PER_TOKEN_ESTIMATE = 4
 
@@ -100,13 +109,53 @@ class RetryScheduled:
     error: WorkersAIError
 
 
-TurnEvent = StreamEvent | RetryScheduled
+TurnEvent = ChatEvent | RetryScheduled
 
 
 class ChatStreamer(Protocol):
-    """The part of ``flarechat.api.client.WorkersAIClient`` a turn needs."""
+    """The part of ``flarechat.api.client.WorkersAIClient`` a turn needs (test fakes may have
+    only this; ``run_turn`` uses :class:`ReplyStreamer`'s ``stream_reply`` when it is there)."""
 
     def stream_chat(self, conn: Connection, request: ChatRequest) -> AsyncIterator[StreamEvent]: ...
+
+
+@runtime_checkable
+class ReplyStreamer(ChatStreamer, Protocol):
+    """A streamer that also yields tool-call fragments and the streaming-off note."""
+
+    def stream_reply(self, conn: Connection, request: ChatRequest) -> AsyncIterator[ChatEvent]: ...
+
+
+def open_stream(
+    client: ChatStreamer, conn: Connection, request: ChatRequest
+) -> AsyncIterator[ChatEvent]:
+    """Every event ``client`` can give: ``stream_reply`` when it has one, else ``stream_chat``."""
+    if isinstance(client, ReplyStreamer):
+        return client.stream_reply(conn, request)
+    return client.stream_chat(conn, request)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDraft:
+    """A tool call still streaming: its id and name once they came, its arguments so far."""
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: Rope = field(default_factory=Rope)
+
+    def plus(self, delta: ToolCallDelta) -> ToolDraft:
+        return ToolDraft(
+            self.index,
+            self.id or delta.id,
+            self.name or delta.name,
+            self.arguments.plus(delta.arguments),
+        )
+
+    def call(self, position: int) -> ToolCall:
+        """The call as far as it came (an id-less call gets the legacy numbered id)."""
+        call_id = self.id or legacy_call_id(position)
+        return ToolCall.of(id=call_id, name=self.name or "", arguments=str(self.arguments))
 
 
 class RetryDecider(Protocol):
@@ -148,6 +197,12 @@ class TurnState:
     first_token_at: float | None = None
     last_token_at: float | None = None
     finished_at: float | None = None
+    #: tool calls streaming in, by index (few: each fragment copies this tuple, not the text)
+    tool_drafts: tuple[ToolDraft, ...] = ()
+    #: the complete calls the reply made (``Finished.tool_calls``)
+    tool_calls: tuple[ToolCall, ...] = ()
+    #: something to tell the user about how the reply came (streaming turned off for JSON)
+    note: str | None = None
 
     @property
     def text(self) -> str:
@@ -159,7 +214,15 @@ class TurnState:
 
     @property
     def received_tokens(self) -> bool:
-        return bool(self.text_rope or self.reasoning_rope)
+        return bool(self.text_rope or self.reasoning_rope or self.tool_drafts or self.tool_calls)
+
+    @property
+    def calls(self) -> tuple[ToolCall, ...]:
+        """The reply's tool calls: the complete ones, else those streamed so far."""
+        if self.tool_calls:
+            return self.tool_calls
+        ordered = sorted(self.tool_drafts, key=lambda d: d.index)
+        return tuple(d.call(position) for position, d in enumerate(ordered))
 
     @property
     def streamed(self) -> bool:
@@ -257,6 +320,17 @@ def _add_tokens(state: TurnState, now: float | None, *, text: str, reasoning: st
     )
 
 
+def _add_tool_fragment(state: TurnState, delta: ToolCallDelta, now: float | None) -> TurnState:
+    drafts = list(state.tool_drafts)
+    at = next((i for i, d in enumerate(drafts) if d.index == delta.index), None)
+    if at is None:
+        drafts.append(ToolDraft(delta.index).plus(delta))
+    else:
+        drafts[at] = drafts[at].plus(delta)
+    state = _add_tokens(state, now, text="", reasoning="")
+    return replace(state, tool_drafts=tuple(drafts))
+
+
 def fold(state: TurnState, event: TurnEvent, *, now: float | None = None) -> TurnState:
     """Return the state after ``event``; pure (``now`` is the caller's clock reading, if any)."""
     if state.started_at is None and now is not None:
@@ -270,14 +344,25 @@ def fold(state: TurnState, event: TurnEvent, *, now: float | None = None) -> Tur
     if isinstance(event, UsageReport):
         return replace(state, usage=event)
     if isinstance(event, Finished):
-        return replace(state, status="done", finish_reason=event.reason, finished_at=now)
+        return replace(
+            state,
+            status="done",
+            finish_reason=event.reason,
+            finished_at=now,
+            tool_calls=event.tool_calls or state.tool_calls,
+        )
+    if isinstance(event, ToolCallDelta):
+        return _add_tool_fragment(state, event, now)
+    if isinstance(event, StreamingDisabled):
+        return replace(state, note=event.reason)
     # RetryScheduled. Retries happen only before the first token, so there is no text to lose;
-    # the failed attempt's headers and usage describe a response that is not this one.
+    # the failed attempt's headers, usage and note describe a response that is not this one.
     return replace(
         state,
         status="waiting",
         meta=None,
         usage=None,
+        note=None,
         headers_at=None,
         attempt=event.attempt + 1,
         last_retry=event,
@@ -295,7 +380,7 @@ def stop(state: TurnState, *, now: float | None = None) -> TurnState:
     return replace(state, status="stopped", finished_at=now)
 
 
-async def _closing(stream: AsyncIterator[StreamEvent]) -> None:
+async def _closing(stream: AsyncIterator[ChatEvent]) -> None:
     if isinstance(stream, AsyncGenerator):
         await stream.aclose()
 
@@ -310,8 +395,8 @@ async def run_turn(
 ) -> AsyncGenerator[TurnEvent, None]:
     """Stream one reply, retrying per ``policy`` only while no token has been received.
 
-    Yields the client's events, plus a ``RetryScheduled`` before each wait; raises the final
-    ``WorkersAIError``. ``sleep(delay)`` is awaited between attempts and may return early: the
+    Yields the client's events (``stream_reply``'s full set when the client has it), plus a
+    ``RetryScheduled`` before each wait; raises the final ``WorkersAIError``. ``sleep(delay)`` is awaited between attempts and may return early: the
     UI passes one that a "Retry now" button cuts short; whenever it returns, the next attempt
     starts. Cancelling the consuming task propagates ``CancelledError`` and closes the client's
     stream; consumers that stop iterating early should use ``contextlib.aclosing``.
@@ -319,10 +404,10 @@ async def run_turn(
     attempt = 1
     received = False
     while True:
-        stream = client.stream_chat(conn, request)
+        stream = open_stream(client, conn, request)
         try:
             async for event in stream:
-                received = received or isinstance(event, TextDelta | ReasoningDelta)
+                received = received or isinstance(event, _TOKENS)
                 yield event
             return
         except WorkersAIError as error:

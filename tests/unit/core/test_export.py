@@ -140,7 +140,11 @@ def test_markdown_of_single_branch_has_no_branch_note() -> None:
 
 def test_json_has_every_branch_and_record() -> None:
     doc = conversation_to_json(sample_tree(), now=5.0)
-    assert (doc["format"], doc["version"], doc["exported_at"]) == (CONVERSATION_FORMAT, 1, 5.0)
+    assert (doc["format"], doc["version"], doc["exported_at"]) == (
+        CONVERSATION_FORMAT,
+        EXPORT_VERSION,
+        5.0,
+    )
     conv = doc["conversation"]
     assert [m["id"] for m in conv["messages"]] == ["u", "a1", "u2", "a2"]
     assert conv["selected"] == {"": "u", "u": "a2", "a1": "u2"}

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 import pytest
 
@@ -433,3 +431,34 @@ async def test_real_policy_never_retries_after_text_or_for_the_daily_limit() -> 
     with pytest.raises(DailyAllocationExhausted):
         await collect(daily, policy, sleep)
     assert (after_text.calls, daily.calls, sleep.delays) == (1, 1, [])
+
+
+def test_tool_call_fragments_accumulate_per_index_and_finished_calls_win() -> None:
+    from flarechat.api.events import StreamingDisabled, ToolCallDelta
+    from flarechat.api.tools import ToolCall
+
+    state = TurnState()
+    for event in (
+        ToolCallDelta(0, id="call_a", name="get_weather", arguments='{"ci'),
+        ToolCallDelta(1, id="call_b", name="get_time"),
+        ToolCallDelta(0, arguments='ty":"Paris"}'),
+        ToolCallDelta(1, arguments="{}"),
+    ):
+        state = fold(state, event, now=1.0)
+    assert state.received_tokens
+    assert [(c.id, c.name, c.arguments) for c in state.calls] == [
+        ("call_a", "get_weather", {"city": "Paris"}),
+        ("call_b", "get_time", {}),
+    ]
+    final = ToolCall.of(id="call_a", name="get_weather", arguments={"city": "Paris"})
+    state = fold(state, Finished("tool_calls", tool_calls=(final,)), now=2.0)
+    assert state.tool_calls == state.calls == (final,)
+    noted = fold(TurnState(), StreamingDisabled("JSON mode does not stream."))
+    assert noted.note == "JSON mode does not stream."
+
+
+def test_id_less_streamed_calls_get_the_legacy_numbered_ids() -> None:
+    from flarechat.api.events import ToolCallDelta
+
+    state = fold(TurnState(), ToolCallDelta(0, name="f", arguments="{}"))
+    assert [c.id for c in state.calls] == ["000000001"]

@@ -9,8 +9,10 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime
 from typing import Protocol
 
+from flarechat.api.models import ModelInfo
 from flarechat.api.retry import RetryPolicy
 from flarechat.core.conversation import Conversation, ConversationTree, new_id
+from flarechat.core.session.capabilities import Catalogue, SchemaBook
 from flarechat.core.session.events import SessionListener, StoreTrouble
 from flarechat.core.session.gate import ModelGate
 from flarechat.core.session.saving import SessionStore
@@ -46,8 +48,13 @@ class SessionBook:
         gate: ModelGate | None = None,
         policy_factory: Callable[[], RetryPolicy] = RetryPolicy,
         clock: Callable[[], float] = time.monotonic,
+        catalogue: Catalogue | None = None,
     ) -> None:
         self.store = store
+        #: what the app knows of each model (vision, licence URL…); None: nothing is known
+        self.catalogue = catalogue
+        #: model schemas, shared by every session of the book
+        self.schemas = SchemaBook()
         self._settings = settings
         self._listener = listener
         self.gate = gate if gate is not None else ModelGate()
@@ -58,6 +65,10 @@ class SessionBook:
         self.current: ChatSession | None = None
         #: Neurons spent today (UTC day, from the store, plus replies finished since).
         self._neurons: tuple[date, float] = (datetime.now(UTC).date(), 0.0)
+
+    def _catalogue_lookup(self, model: str) -> ModelInfo | None:
+        # Read at each use, so a catalogue set (or refreshed) later reaches open sessions.
+        return self.catalogue(model) if self.catalogue is not None else None
 
     def session(self, conversation_id: str) -> ChatSession | None:
         return self._sessions.get(conversation_id)
@@ -76,6 +87,8 @@ class SessionBook:
             gate=self.gate,
             policy_factory=self._policy_factory,
             clock=self._clock,
+            catalogue=self._catalogue_lookup,
+            schemas=self.schemas,
         )
         self._sessions[tree.conversation.id] = session
         return session

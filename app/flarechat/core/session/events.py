@@ -21,6 +21,8 @@ __all__ = [
     "EditingChanged",
     "MessageAdded",
     "MessageChanged",
+    "Notice",
+    "NoticeKind",
     "PathChanged",
     "Phase",
     "PhaseChanged",
@@ -32,6 +34,8 @@ __all__ = [
     "SiblingsChanged",
     "StoreTrouble",
     "TextAppended",
+    "ToolCallAppended",
+    "ToolCallsReceived",
     "TurnFailed",
     "TurnFinished",
     "TurnProgress",
@@ -51,6 +55,15 @@ class Phase(StrEnum):
     #: waiting to retry after a failure (a RetryPlanned says why and for how long)
     RETRY_WAIT = "retry_wait"
     STREAMING = "streaming"
+
+
+class NoticeKind(StrEnum):
+    """What a Notice is about."""
+
+    #: the request asked to stream, but went without (native JSON mode does not stream)
+    STREAMING_DISABLED = "streaming_disabled"
+    #: the model's licence was accepted (by the user, or again because they had before)
+    TERMS_AGREED = "terms_agreed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +118,39 @@ class TextAppended:
 class ReasoningAppended:
     conversation_id: str
     message_id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallAppended:
+    """A streamed piece of tool call ``index``: ``id`` and ``name`` come once (usually first),
+    ``arguments`` is the next piece of its JSON text (append, never replace)."""
+
+    conversation_id: str
+    message_id: str
+    index: int
+    id: str | None
+    name: str | None
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallsReceived:
+    """The reply asked for tools: ``calls`` are ``{"id", "name", "arguments"}`` (JSON text),
+    as in its message's ``tool_calls``. Answer with ``ChatSession.send_tool_results``."""
+
+    conversation_id: str
+    message_id: str
+    calls: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Something the user should know about a reply that is not a failure (``text`` says it)."""
+
+    conversation_id: str
+    message_id: str
+    kind: NoticeKind
     text: str
 
 
@@ -169,7 +215,7 @@ class TurnFailed:
     """Why a reply failed, for its banner: a state, never words in the model's voice.
 
     ``extra`` holds plain values: model, attempts, partial, status, code, retry_after,
-    resets_at, request_id (never the token).
+    resets_at, request_id, and for licence terms (kind ``terms``) terms_url (never the token).
     """
 
     conversation_id: str
@@ -219,6 +265,9 @@ SessionEvent = (
     | SiblingsChanged
     | TextAppended
     | ReasoningAppended
+    | ToolCallAppended
+    | ToolCallsReceived
+    | Notice
     | PhaseChanged
     | RetryPlanned
     | RetryOver

@@ -8,8 +8,8 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import aclosing, asynccontextmanager
 
 from flarechat.api.config import ChatRequest, Connection
-from flarechat.api.events import StreamEvent
-from flarechat.core.turn import ChatStreamer
+from flarechat.api.events import ChatEvent, StreamEvent, StreamingDisabled, ToolCallDelta
+from flarechat.core.turn import ChatStreamer, open_stream
 
 __all__ = ["DEFAULT_PER_MODEL", "GatedStreamer", "ModelGate"]
 
@@ -63,18 +63,29 @@ class GatedStreamer:
         self._gate = gate
         self._on_slot = on_slot  # told when an attempt got its slot and is sent
 
-    async def stream_chat(
+    async def stream_reply(
         self, conn: Connection, request: ChatRequest
-    ) -> AsyncGenerator[StreamEvent, None]:
+    ) -> AsyncGenerator[ChatEvent, None]:
+        """Every event the wrapped client gives (its ``stream_reply`` when it has one)."""
         async with self._gate.slot(request.model):
             if self._on_slot is not None:
                 self._on_slot()
-            async with aclosing(_as_generator(self._client.stream_chat(conn, request))) as events:
+            stream = _as_generator(open_stream(self._client, conn, request))
+            async with aclosing(stream) as events:
                 async for event in events:
                     yield event
 
+    async def stream_chat(
+        self, conn: Connection, request: ChatRequest
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """The classic events only (what ``ChatStreamer`` promises)."""
+        async with aclosing(self.stream_reply(conn, request)) as events:
+            async for event in events:
+                if not isinstance(event, StreamingDisabled | ToolCallDelta):
+                    yield event
 
-async def _as_generator(events: AsyncIterator[StreamEvent]) -> AsyncGenerator[StreamEvent, None]:
+
+async def _as_generator(events: AsyncIterator[ChatEvent]) -> AsyncGenerator[ChatEvent, None]:
     try:
         async for event in events:
             yield event

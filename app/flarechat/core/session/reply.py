@@ -9,7 +9,7 @@ from enum import StrEnum
 from typing import Any
 
 from flarechat.api.config import ChatRequest, Connection
-from flarechat.api.errors import DailyAllocationExhausted, WorkersAIError
+from flarechat.api.errors import DailyAllocationExhausted, TermsNotAccepted, WorkersAIError
 from flarechat.core.conversation import Message
 from flarechat.core.turn import TurnState
 
@@ -53,6 +53,8 @@ class Reply:
     retry_deadline: float | None = None
     #: lengths of text and reasoning at the last save (the timer saves only when they grew)
     saved: tuple[int, int] = (0, 0)
+    #: the licence was accepted for this reply already (a second 5016 is not answered again)
+    agreed: bool = False
 
     @property
     def model(self) -> str:
@@ -80,4 +82,8 @@ def failure_extra(error: WorkersAIError, *, model: str, attempts: int) -> dict[s
             extra[name] = value
     if isinstance(error, DailyAllocationExhausted):
         extra["resets_at"] = error.resets_at.isoformat()
+    if isinstance(error, TermsNotAccepted):
+        # The banner names the model and links its licence; "Agree and continue" acts on it.
+        extra["model"] = error.model or model
+        extra["terms_url"] = error.terms_url
     return extra

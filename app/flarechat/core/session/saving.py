@@ -66,7 +66,10 @@ class ConversationSaver:
         self.stored = stored  # the conversation has its row
         self._report = report
         self._unsaved: dict[str, Message] = {}  # insertion order = write order (parents first)
-        self._partial: set[str] = set()  # kept messages whose row may already exist
+        #: bumped each time a message is handed in: a write of an older version that ends
+        #: after a newer one was handed in must not count as saving the newer one
+        self._versions: dict[str, int] = {}
+        self._partial: set[str] = set()  # kept messages written as text so far only
         self._fields: dict[str, Any] = {}
         self._failing = False
         self._problem: str | None = None
@@ -81,19 +84,27 @@ class ConversationSaver:
         """Store new messages (creating the conversation row, titled from its first words);
         True when the conversation row was created by this call."""
         for message in messages:
-            self._unsaved[message.id] = message
+            self._keep(message, partial=False)
         return await self.flush()
 
     async def save_partial(self, message: Message) -> None:
         """The text so far of a streaming reply."""
-        self._partial.add(message.id)
-        self._unsaved[message.id] = message
+        self._keep(message, partial=True)
         await self.flush()
 
     async def finalise(self, message: Message) -> None:
         """A message's final record (status, usage, timings…), whether or not it has a row."""
-        self._unsaved[message.id] = message
+        self._keep(message, partial=False)
         await self.flush()
+
+    def _keep(self, message: Message, *, partial: bool) -> None:
+        # A whole-record write supersedes a text-only one still waiting (never the reverse).
+        if partial and message.id not in self._unsaved:
+            self._partial.add(message.id)
+        elif not partial:
+            self._partial.discard(message.id)
+        self._unsaved[message.id] = message
+        self._versions[message.id] = self._versions.get(message.id, 0) + 1
 
     async def update(self, **fields: Any) -> None:
         """Save some of the conversation's own fields (a draft keeps them until created)."""
@@ -112,9 +123,11 @@ class ConversationSaver:
                     created = True
                 while self._unsaved:
                     message = next(iter(self._unsaved.values()))
+                    version = self._versions[message.id]
                     await self._write(message)
-                    del self._unsaved[message.id]
-                    self._partial.discard(message.id)
+                    if self._versions[message.id] == version:  # else: write the newer one
+                        del self._unsaved[message.id], self._versions[message.id]
+                        self._partial.discard(message.id)
                 if self._fields:
                     fields, self._fields = self._fields, {}
                     await self._store.update_conversation(self._conversation.id, **fields)

@@ -14,27 +14,52 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from flarechat.api.config import Connection, GatewayOptions, SamplingParams
-from flarechat.api.errors import ErrorKind, WorkersAIError
-from flarechat.api.events import ReasoningDelta, ResponseMeta, TextDelta
+from flarechat.api.errors import ErrorKind, TermsNotAccepted, WorkersAIError
+from flarechat.api.events import (
+    ReasoningDelta,
+    ResponseMeta,
+    StreamingDisabled,
+    TextDelta,
+    ToolCallDelta,
+)
 from flarechat.api.retry import RetryPolicy
-from flarechat.core.connect import ConfigurationError, build_request
+from flarechat.core.connect import (
+    PARAM_RESPONSE_FORMAT,
+    ConfigurationError,
+    build_request,
+    capabilities_from,
+)
 from flarechat.core.conversation import (
     ROLE_ASSISTANT,
+    ROLE_TOOL,
     ROLE_USER,
     STATUS_FAILED,
     STATUS_STOPPED,
     STATUS_STREAMING,
+    Attachment,
     ConversationTree,
     Message,
     new_id,
 )
 from flarechat.core.session import records
+from flarechat.core.session.capabilities import (
+    AgreementStore,
+    Catalogue,
+    Refusal,
+    SchemaBook,
+    SendRefused,
+    TermsAgreer,
+    needs_schema,
+    refusal_for,
+)
 from flarechat.core.session.events import (
     BusyChanged,
     ConversationStored,
     EditingChanged,
     MessageAdded,
     MessageChanged,
+    Notice,
+    NoticeKind,
     PathChanged,
     Phase,
     PhaseChanged,
@@ -45,6 +70,8 @@ from flarechat.core.session.events import (
     SiblingsChanged,
     StoreTrouble,
     TextAppended,
+    ToolCallAppended,
+    ToolCallsReceived,
     TurnFailed,
     TurnFinished,
     TurnProgress,
@@ -53,7 +80,8 @@ from flarechat.core.session.events import (
 from flarechat.core.session.gate import GatedStreamer, ModelGate
 from flarechat.core.session.reply import Outcome, Reply, failure_extra
 from flarechat.core.session.saving import RECOVERY_INTERVAL, ConversationSaver, SessionStore
-from flarechat.core.store import STREAM_SAVE_INTERVAL
+from flarechat.core.session.structured import JsonVerdict, json_check
+from flarechat.core.store import STREAM_SAVE_INTERVAL, StoreError
 from flarechat.core.tasks import TaskKeeper
 from flarechat.core.turn import (
     ChatStreamer,
@@ -83,6 +111,8 @@ CONTINUE_PROMPT = "Continue exactly where you stopped."
 FINISH_LENGTH = "length"
 #: Failures another model can fix: picking one (Switch model…) sends the reply again with it.
 SWITCHABLE_FAILURES = frozenset({ErrorKind.CAPACITY, ErrorKind.MODEL})
+AGREED_AGAIN = "You agreed to this model's licence before; it was accepted again."
+AGREED = "The model's licence was accepted; the message is sent again."
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,9 +166,16 @@ class ChatSession:
         policy_factory: Callable[[], RetryPolicy] = RetryPolicy,
         clock: Callable[[], float] = time.monotonic,
         save_interval: float = STREAM_SAVE_INTERVAL,
+        catalogue: Catalogue | None = None,
+        schemas: SchemaBook | None = None,
     ) -> None:
         self.tree = tree
         self._client = client
+        self._store = store
+        #: what the catalogue says of a model: vision (images are refused without), terms URL…
+        self._catalogue = catalogue
+        #: model schemas, fetched when a request's wire forms depend on them
+        self._schemas = schemas if schemas is not None else SchemaBook()
         self._settings = settings
         self._emit = listener
         self._gate = gate
@@ -205,15 +242,21 @@ class ChatSession:
 
     # -- sending ---------------------------------------------------------------------------
 
-    def send(self, text: str) -> str | None:
-        """Send ``text``; returns the reply's message id (None when empty or busy).
+    def send(self, text: str, *, images: Sequence[Attachment] = ()) -> str | None:
+        """Send ``text`` (and ``images``); returns the reply's message id (None when there is
+        nothing to send, or while busy).
 
+        Raises :class:`SendRefused` before anything is added when the message cannot go to the
+        model as it is: images for a model whose catalogue entry says it has no vision
+        (``refusal.kind == "no_vision"``; offer to switch to a vision model, then send again).
         While an edit is pending, the new message becomes a sibling of the edited one (a new
         branch; the old one is kept).
         """
         text = text.strip()
-        if not text or self.is_busy:
+        if (not text and not images) or self.is_busy:
             return None
+        if (refusal := self.refusal(images)) is not None:
+            raise SendRefused(refusal)
         edited, self._editing = self._editing, None
         if edited is not None:
             self._emit(EditingChanged(self.id, editing=False))
@@ -221,12 +264,29 @@ class ChatSession:
         else:
             last = self.tree.last()
             parent_id = last.id if last is not None else None
-        user = self._add_user(text, parent_id=parent_id, replaces=edited)
+        user = self._add_user(text, parent_id=parent_id, replaces=edited, images=images)
         return self._begin_reply(user, store_first=[user])
 
-    def _add_user(self, text: str, *, parent_id: str | None, replaces: str | None) -> Message:
+    def refusal(self, images: Sequence[Attachment], model: str | None = None) -> Refusal | None:
+        """Why ``images`` could not be sent to ``model`` (default: the conversation's), or None.
+
+        The composer can ask this as images are attached, before the user presses Send.
+        """
+        return refusal_for(model or self.model(), images, self._catalogue)
+
+    def _add_user(
+        self,
+        text: str,
+        *,
+        parent_id: str | None,
+        replaces: str | None,
+        images: Sequence[Attachment] = (),
+        role: str = ROLE_USER,
+        tool_call_id: str | None = None,
+    ) -> Message:
         previous = self.tree.last()
-        user = Message(new_id(), self.id, parent_id, ROLE_USER, text)
+        user = Message(new_id(), self.id, parent_id, role, text)
+        user.attachments, user.tool_call_id = list(images), tool_call_id
         self.tree.add(user)
         if replaces is not None:
             self._emit(PathChanged(self.id, replaces, (user,)))
@@ -299,7 +359,7 @@ class ChatSession:
         try:
             # The user's words are committed (or kept, if the database fails) before sending.
             await self._add_rows(store_first)
-            reply = self._new_reply(assistant, reject_if_busy=None, sent_at=sent_at)
+            reply = await self._new_reply(assistant, reject_if_busy=None, sent_at=sent_at)
             await self._add_rows([assistant])
         except asyncio.CancelledError:
             await self._stopped_unsent(assistant)
@@ -311,10 +371,11 @@ class ChatSession:
         if messages and await self._saver.add(messages):
             self._emit(ConversationStored(self.id))
 
-    def _new_reply(
+    async def _new_reply(
         self, message: Message, *, reject_if_busy: bool | None, sent_at: float
     ) -> Reply | None:
-        """Build the request; a configuration problem fails the reply here (None)."""
+        """Build the request (fetching the model's schema first when its wire forms depend on
+        it); a configuration problem or an unusable option fails the reply here (None)."""
         settings, conversation = self._settings, self.tree.conversation
         try:
             conn = settings.connection()
@@ -324,25 +385,43 @@ class ChatSession:
         column = self._columns.get(message.id)
         params = column.params if column is not None and column.params is not None else None
         system = column.system_prompt if column is not None else None
-        request = build_request(
-            model=message.model or settings.default_model(),
-            history=self.tree.path_to(message.parent_id) if message.parent_id else [],
-            system_prompt=conversation.system_prompt if system is None else system,
-            params=settings.sampling(conversation.params if params is None else params),
-            reject_if_busy=settings.reject_if_busy() if reject_if_busy is None else reject_if_busy,
-            gateway=settings.gateway_options(),
-            session_id=conversation.id,
-        )
+        model = message.model or settings.default_model()
+        history = self.tree.path_to(message.parent_id) if message.parent_id else []
+        try:
+            capabilities = capabilities_from(conversation.params)
+            schema = None
+            if needs_schema(conn, capabilities, history):
+                schema = await self._schemas.get(self._client, conn, model)
+            request = build_request(
+                model=model,
+                history=history,
+                system_prompt=conversation.system_prompt if system is None else system,
+                params=settings.sampling(conversation.params if params is None else params),
+                reject_if_busy=settings.reject_if_busy()
+                if reject_if_busy is None
+                else reject_if_busy,
+                gateway=settings.gateway_options(),
+                session_id=conversation.id,
+                capabilities=capabilities,
+                model_info=self._catalogue(model) if self._catalogue is not None else None,
+                model_schema=schema,
+            )
+        except ValueError as error:  # ConfigurationError included: a bad option or image
+            problems = getattr(error, "problems", None) or [str(error)]
+            self._fail_unsent(message, text=" ".join(problems), kind=ErrorKind.BAD_REQUEST)
+            return None
         message.request = records.request_record(conn, request)
         return Reply(message, conn, request, TurnState(started_at=sent_at))
 
-    def _fail_unsent(self, message: Message, *, text: str) -> None:
+    def _fail_unsent(
+        self, message: Message, *, text: str, kind: ErrorKind = ErrorKind.CONFIG
+    ) -> None:
         message.status = STATUS_FAILED
-        message.error = {"kind": str(ErrorKind.CONFIG), "message": text}
+        message.error = {"kind": str(kind), "message": text}
         self._emit(TurnFinished(self.id, message, message.model or ""))
         self._failed = message.id
         extra = {"model": message.model or ""}
-        self._emit(TurnFailed(self.id, message.id, ErrorKind.CONFIG, text, extra))
+        self._emit(TurnFailed(self.id, message.id, kind, text, extra))
 
     async def _stopped_unsent(self, message: Message) -> None:
         """Stopped before the request went out: an empty "stopped" reply, kept and shown."""
@@ -398,12 +477,24 @@ class ChatSession:
                     self._on_event(reply, event)
         except WorkersAIError as error:
             await self._end_saving(saving)
+            if await self._agreed_again(reply, error):
+                return
             reply.state = fail(reply.state, error, now=self._clock())
             await self._finalise(reply)
             self._failed = reply.message.id
             extra = failure_extra(error, model=reply.model, attempts=reply.state.attempt)
             extra["partial"] = reply.state.received_tokens
             self._emit(TurnFailed(self.id, reply.message.id, error.kind, error.message, extra))
+        except ValueError as error:
+            # The api refused to build the request (an image the model's input cannot take,
+            # a reasoning effort it does not offer…): nothing was sent.
+            await self._end_saving(saving)
+            self._retry_over(reply)
+            kind, message = ErrorKind.BAD_REQUEST, reply.message
+            message.status = STATUS_FAILED
+            message.error = {"kind": str(kind), "message": str(error)}
+            await self._saver.finalise(message)
+            self._fail_unsent(message, text=str(error), kind=kind)
         except asyncio.CancelledError:
             await self._end_saving(saving)
             await self._on_cancelled(reply)
@@ -414,6 +505,29 @@ class ChatSession:
         finally:
             if self._replies.get(reply.message.id) is reply:
                 del self._replies[reply.message.id]
+
+    async def _agreed_again(self, reply: Reply, error: WorkersAIError) -> bool:
+        """A 5016 for a model whose licence the user accepted before (for this account): the
+        agreement is sent again and the reply re-run once, without asking. False otherwise."""
+        store, client = self._store, self._client
+        if not isinstance(error, TermsNotAccepted) or reply.agreed:
+            return False
+        if not isinstance(store, AgreementStore) or not isinstance(client, TermsAgreer):
+            return False
+        model = error.model or reply.model
+        try:
+            if not await store.has_agreed(reply.conn.account_id, model):
+                return False
+            if not await client.agree_to_terms(reply.conn, model):
+                return False
+        except (StoreError, WorkersAIError) as failure:
+            log.info("could not renew the licence agreement for %s: %s", model, failure)
+            return False
+        self._emit(Notice(self.id, reply.message.id, NoticeKind.TERMS_AGREED, AGREED_AGAIN))
+        reply.agreed = True
+        reply.state = TurnState(started_at=reply.state.started_at)
+        await self._run(reply)
+        return True
 
     def _sent(self, reply: Reply) -> None:
         queued = reply.request.reject_if_busy is False
@@ -443,6 +557,16 @@ class ChatSession:
             self._emit(kind(self.id, message_id, event.text))
             if first:
                 self._phase(reply, Phase.STREAMING)
+        elif isinstance(event, ToolCallDelta):
+            self._emit(
+                ToolCallAppended(
+                    self.id, message_id, event.index, event.id, event.name, event.arguments
+                )
+            )
+            if first:
+                self._phase(reply, Phase.STREAMING)
+        elif isinstance(event, StreamingDisabled):
+            self._emit(Notice(self.id, message_id, NoticeKind.STREAMING_DISABLED, event.reason))
 
     def _retry_event(self, reply: Reply, retry: RetryScheduled, *, delay: float) -> RetryPlanned:
         error = retry.error
@@ -499,7 +623,11 @@ class ChatSession:
         message.timings = records.timings_record(state)
         error = state.error
         message.error = {"kind": str(error.kind), "message": error.message} if error else None
+        message.tool_calls = records.tool_calls_record(state)
         await self._saver.finalise(message)
+        if message.tool_calls:
+            calls = tuple(dict(c) for c in message.tool_calls)
+            self._emit(ToolCallsReceived(self.id, message.id, calls))
         self._emit(TurnFinished(self.id, message, reply.model, state))
 
     # -- saving ----------------------------------------------------------------------------
@@ -646,6 +774,104 @@ class ChatSession:
         conversation.system_prompt, conversation.params = system_prompt, dict(params)
         self._save_fields(system_prompt=system_prompt, params=dict(params))
 
+    # -- tools, JSON replies, licences ------------------------------------------------------
+
+    def send_tool_results(self, reply_id: str, results: Mapping[str, str]) -> str | None:
+        """Answer a reply's tool calls: one ``tool`` message per call (in the calls' order,
+        each with its call id), then the model's next reply, whose id is returned.
+
+        ``results`` maps every call id of the reply to its result text (a typed answer or a
+        tool's canned one). None when the reply is not the last message on the path or the
+        session is busy; ValueError when a call has no result or a result names no call.
+        """
+        if reply_id not in self.tree or self.is_busy:
+            return None
+        reply = self.tree.get(reply_id)
+        last = self.tree.last()
+        if reply.role != ROLE_ASSISTANT or not reply.tool_calls or last is None:
+            return None
+        if last.id != reply_id:
+            return None
+        ids = [str(call.get("id")) for call in reply.tool_calls]
+        if missing := [i for i in ids if i not in results]:
+            raise ValueError(f"No result for tool call {', '.join(missing)}.")
+        if unknown := sorted(set(results) - set(ids)):
+            raise ValueError(f"The reply made no tool call {', '.join(unknown)}.")
+        self.cancel_edit()
+        added: list[Message] = []
+        parent_id = reply_id
+        for call_id in ids:
+            message = self._add_user(
+                results[call_id],
+                parent_id=parent_id,
+                replaces=None,
+                role=ROLE_TOOL,
+                tool_call_id=call_id,
+            )
+            added.append(message)
+            parent_id = message.id
+        return self._begin_reply(added[-1], store_first=added)
+
+    def json_verdict(self, message_id: str) -> JsonVerdict | None:
+        """Whether a reply asked for as JSON parses and follows the schema it was asked for
+        (read from its request record); None for a reply that was not asked for JSON."""
+        if message_id not in self.tree:
+            return None
+        message = self.tree.get(message_id)
+        asked = (message.request or {}).get(PARAM_RESPONSE_FORMAT)
+        if message.role != ROLE_ASSISTANT or not isinstance(asked, Mapping):
+            return None
+        schema = asked.get("schema")
+        return json_check(message.content, schema if isinstance(schema, Mapping) else None)
+
+    def agree_terms(self, message_id: str | None = None) -> bool:
+        """ "Agree and continue" on a 5016 banner: accept the model's licence for the account
+        (the documented agreement request), remember it, then send the held reply again.
+
+        False when the reply (default: the failed one) did not fail for licence terms or the
+        client cannot agree; the outcome comes as events (Notice, then the reply's TurnStarted
+        …, or a TurnFailed when the agreement did not go through).
+        """
+        target = message_id or self._failed
+        if target is None or target not in self.tree or target in self._tasks:
+            return False
+        message = self.tree.get(target)
+        if (message.error or {}).get("kind") != ErrorKind.TERMS:
+            return False
+        if not isinstance(self._client, TermsAgreer):
+            return False
+        self._jobs.spawn(self._agree_and_rerun(message, self._client), name="agree-terms")
+        return True
+
+    async def _agree_and_rerun(self, message: Message, client: TermsAgreer) -> None:
+        model = message.model or self.model()
+        try:
+            conn = self._settings.connection()
+            accepted = await client.agree_to_terms(conn, model)
+        except ConfigurationError as error:
+            self._emit(TurnFailed(self.id, message.id, ErrorKind.CONFIG, str(error), {}))
+            return
+        except WorkersAIError as error:
+            extra = failure_extra(error, model=model, attempts=1)
+            self._emit(TurnFailed(self.id, message.id, error.kind, error.message, extra))
+            return
+        if not accepted:
+            extra = {"model": model, "terms_url": self._terms_url(model)}
+            text = "The licence was not accepted; the model still asks for agreement."
+            self._emit(TurnFailed(self.id, message.id, ErrorKind.TERMS, text, extra))
+            return
+        if isinstance(self._store, AgreementStore):
+            try:
+                await self._store.record_agreement(conn.account_id, model)
+            except StoreError as error:  # accepted all the same; only the memory of it is lost
+                log.warning("could not remember the licence agreement for %s: %s", model, error)
+        self._emit(Notice(self.id, message.id, NoticeKind.TERMS_AGREED, AGREED))
+        self._rerun(message.id, reject_if_busy=None)
+
+    def _terms_url(self, model: str) -> str | None:
+        info = self._catalogue(model) if self._catalogue is not None else None
+        return info.terms_url if info is not None else None
+
     # -- the retry banner's actions --------------------------------------------------------
 
     def _retrying(self, message_id: str | None = None) -> Reply | None:
@@ -757,7 +983,7 @@ class ChatSession:
         self, message: Message, reject_if_busy: bool | None, *, sent_at: float
     ) -> None:
         try:
-            reply = self._new_reply(message, reject_if_busy=reject_if_busy, sent_at=sent_at)
+            reply = await self._new_reply(message, reject_if_busy=reject_if_busy, sent_at=sent_at)
             await self._saver.finalise(message)  # its new request record, status "streaming"
         except asyncio.CancelledError:
             await self._stopped_unsent(message)

@@ -199,3 +199,9 @@ class AsyncChatStore:
         self, *, now: float | None = None
     ) -> list[tuple[str | None, dict[str, Any] | None, dict[str, Any] | None]]:
         return await self.run(ChatStore.replies_today, now=now)
+
+    async def record_agreement(self, account_id: str, model: str) -> None:
+        await self.run(ChatStore.record_agreement, account_id, model)
+
+    async def has_agreed(self, account_id: str, model: str) -> bool:
+        return await self.run(ChatStore.has_agreed, account_id, model)

@@ -356,6 +356,7 @@ class ChatStore:
             )
         ]
         messages = self._reattach_orphans(conversation_id, messages)
+        self._attach_images(conversation_id, messages)
         return ConversationTree(
             codec.conversation_from_row(row),
             messages,
@@ -379,11 +380,31 @@ class ChatStore:
         self.report.problems.append(note)
         return [dataclasses.replace(m, parent_id=None) if m.id in orphans else m for m in messages]
 
+    def _attach_images(self, conversation_id: str, messages: list[Message]) -> None:
+        """Give each message its stored images, in the order they were attached."""
+        by_id = {m.id: m for m in messages}
+        rows = self._conn.execute(
+            f"SELECT {codec.ATTACHMENT_COLUMNS} FROM attachments WHERE message_id IN "
+            "(SELECT id FROM messages WHERE conversation_id = ?) ORDER BY message_id, position",
+            (conversation_id,),
+        )
+        for row in rows:
+            if (message := by_id.get(row["message_id"])) is not None:
+                message.attachments.append(codec.attachment_from_row(row))
+
     def _insert_message(self, conn: sqlite3.Connection, message: Message) -> None:
+        """The message's row and its images (which never change after: a message's images
+        are written once, with it)."""
         conn.execute(
-            f"INSERT INTO messages ({codec.MESSAGE_COLUMNS}) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO messages ({codec.MESSAGE_COLUMNS}) VALUES ({_MESSAGE_PLACEHOLDERS})",
             codec.message_values(message, self._secrets),
+        )
+        conn.executemany(
+            f"INSERT INTO attachments ({codec.ATTACHMENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                codec.attachment_values(message.id, position, attachment)
+                for position, attachment in enumerate(message.attachments)
+            ],
         )
 
     @_translated
@@ -560,6 +581,27 @@ class ChatStore:
                 for message in tree:  # parents before children (foreign key)
                     self._insert_message(conn, message)
 
+    # -- model licences ---------------------------------------------------------------------
+
+    @_translated
+    def record_agreement(self, account_id: str, model: str) -> None:
+        """The user agreed to ``model``'s licence for this account (kept; never asked again)."""
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO terms_agreements (account_id, model, agreed_at) VALUES (?, ?, ?) "
+                "ON CONFLICT(account_id, model) DO NOTHING",
+                (account_id, model, self._clock()),
+            )
+
+    @_translated
+    def has_agreed(self, account_id: str, model: str) -> bool:
+        """Whether the user agreed to ``model``'s licence for this account before."""
+        row = self._conn.execute(
+            "SELECT 1 FROM terms_agreements WHERE account_id = ? AND model = ?",
+            (account_id, model),
+        ).fetchone()
+        return row is not None
+
     @_translated
     def existing_message_ids(self, ids: Sequence[str]) -> set[str]:
         """Which of these message ids are already stored (in any conversation)."""
@@ -572,6 +614,7 @@ class ChatStore:
 
 #: Message columns a later write may change; the others are fixed when it is first stored.
 _FIXED_COLUMNS = ("id", "conversation_id", "parent_id", "role", "created_at")
+_MESSAGE_PLACEHOLDERS = ", ".join("?" * len(codec.MESSAGE_COLUMNS.split(", ")))
 _MUTABLE_ASSIGNMENTS = ", ".join(
     f"{c} = :{c}" for c in codec.MESSAGE_COLUMNS.split(", ") if c not in _FIXED_COLUMNS
 )

@@ -10,12 +10,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from flarechat.api import redact
-from flarechat.core.conversation import Conversation, Message
+from flarechat.core.conversation import Attachment, Conversation, Message
 
 __all__ = [
+    "ATTACHMENT_COLUMNS",
     "CONVERSATION_COLUMNS",
     "MESSAGE_COLUMNS",
     "REDACTED",
+    "attachment_from_row",
+    "attachment_values",
     "conversation_from_row",
     "conversation_values",
     "decode_selected",
@@ -45,8 +48,10 @@ CONVERSATION_COLUMNS = (
 )
 MESSAGE_COLUMNS = (
     "id, conversation_id, parent_id, role, content, reasoning, status, created_at, model, "
-    "finish_reason, request_json, usage_json, meta_json, timings_json, error_json"
+    "finish_reason, request_json, usage_json, meta_json, timings_json, error_json, "
+    "tool_calls_json, tool_call_id"
 )
+ATTACHMENT_COLUMNS = "message_id, position, mime_type, name, width, height, data"
 
 
 def scrub(value: Any, secrets: Sequence[str] = ()) -> Any:
@@ -152,7 +157,31 @@ def message_values(message: Message, secrets: Sequence[str] = ()) -> tuple[Any, 
         dump_json(m.meta, secrets),
         dump_json(m.timings, secrets),
         dump_json(m.error, secrets),
+        _dump_calls(m.tool_calls),
+        m.tool_call_id,
     )
+
+
+def _dump_calls(calls: Sequence[Mapping[str, Any]]) -> str | None:
+    """A reply's tool calls as JSON (NULL when none). Not scrubbed: like the reply's text,
+    they are the model's words, shown and sent back exactly."""
+    if not calls:
+        return None
+    return json.dumps([dict(c) for c in calls], ensure_ascii=False, separators=(",", ":"))
+
+
+def _load_calls(text: str | None) -> list[dict[str, Any]]:
+    """The stored tool calls; a damaged value is logged and read as none."""
+    if text is None:
+        return []
+    try:
+        loaded = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        log.warning("stored tool calls are not valid JSON and are left out: %s", error)
+        return []
+    if not isinstance(loaded, list):
+        return []
+    return [dict(c) for c in loaded if isinstance(c, dict)]
 
 
 def message_from_row(row: sqlite3.Row) -> Message:
@@ -172,4 +201,22 @@ def message_from_row(row: sqlite3.Row) -> Message:
         meta=_load_json(row["meta_json"]),
         timings=_load_json(row["timings_json"]),
         error=_load_json(row["error_json"]),
+        tool_calls=_load_calls(row["tool_calls_json"]),
+        tool_call_id=row["tool_call_id"],
+    )
+
+
+def attachment_values(message_id: str, position: int, attachment: Attachment) -> tuple[Any, ...]:
+    """Values for ATTACHMENT_COLUMNS, in order."""
+    a = attachment
+    return (message_id, position, a.mime_type, a.name, a.width, a.height, a.data)
+
+
+def attachment_from_row(row: sqlite3.Row) -> Attachment:
+    return Attachment(
+        mime_type=row["mime_type"],
+        data=bytes(row["data"]),
+        width=int(row["width"]),
+        height=int(row["height"]),
+        name=row["name"],
     )

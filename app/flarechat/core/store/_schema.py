@@ -96,7 +96,40 @@ def _v0_to_v1(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v0_to_v1,)
+_V2_STATEMENTS = (
+    # A reply's tool calls ([{id, name, arguments}] as JSON) and a tool result's call id.
+    "ALTER TABLE messages ADD COLUMN tool_calls_json TEXT",
+    "ALTER TABLE messages ADD COLUMN tool_call_id TEXT",
+    # Images live in their own table: loading a conversation's text never reads megabytes it
+    # does not show, and search (messages_fts) finds them through their message's words.
+    """CREATE TABLE attachments (
+        seq INTEGER PRIMARY KEY,
+        message_id TEXT NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        mime_type TEXT NOT NULL,
+        name TEXT NOT NULL DEFAULT '',
+        width INTEGER NOT NULL,
+        height INTEGER NOT NULL,
+        data BLOB NOT NULL,
+        UNIQUE (message_id, position)
+    )""",
+    # Model licences the user agreed to (5016), per account: the app never asks twice.
+    """CREATE TABLE terms_agreements (
+        account_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        agreed_at REAL NOT NULL,
+        PRIMARY KEY (account_id, model)
+    )""",
+)
+
+
+def _v1_to_v2(conn: sqlite3.Connection) -> None:
+    """Images, tool calls and tool results, and remembered licence agreements."""
+    for statement in _V2_STATEMENTS:
+        conn.execute(statement)
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v0_to_v1, _v1_to_v2)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -103,6 +103,41 @@ PRAGMA user_version = 1;
 """
 
 
+#: v2: tool calls on messages, an attachments table, remembered licence agreements.
+V2_SQL = (
+    V1_SQL.replace("PRAGMA user_version = 1;", "")
+    + """
+ALTER TABLE messages ADD COLUMN tool_calls_json TEXT;
+ALTER TABLE messages ADD COLUMN tool_call_id TEXT;
+CREATE TABLE attachments (
+    seq INTEGER PRIMARY KEY,
+    message_id TEXT NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    mime_type TEXT NOT NULL,
+    name TEXT NOT NULL DEFAULT '',
+    width INTEGER NOT NULL,
+    height INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    UNIQUE (message_id, position)
+);
+CREATE TABLE terms_agreements (
+    account_id TEXT NOT NULL,
+    model TEXT NOT NULL,
+    agreed_at REAL NOT NULL,
+    PRIMARY KEY (account_id, model)
+);
+INSERT INTO attachments VALUES (1, 'm1', 0, 'image/png', 'heron.png', 2, 3, X'89504E47');
+INSERT INTO messages VALUES (4, 'm4', 'c-v1', 'm3', 'assistant', '', '', 'done', 140.0,
+    '@cf/meta/llama', 'tool_calls', NULL, NULL, NULL, NULL, NULL,
+    '[{"id":"call_1","name":"get_weather","arguments":"{}"}]', NULL);
+INSERT INTO messages VALUES (5, 'm5', 'c-v1', 'm4', 'tool', 'Sunny', '', 'done', 150.0,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'call_1');
+INSERT INTO terms_agreements VALUES ('acct', '@cf/meta/llama', 160.0);
+PRAGMA user_version = 2;
+"""
+)
+
+
 def build_v0(path: Path) -> None:
     """Version 0: the empty file a first start (or an interrupted first start) leaves."""
     path.touch()
@@ -116,8 +151,24 @@ def build_v1(path: Path) -> None:
         conn.close()
 
 
+def build_v2(path: Path) -> None:
+    conn = sqlite3.connect(path)
+    try:
+        conn.executescript(V2_SQL)
+    finally:
+        conn.close()
+
+
 #: One builder per schema version, oldest first; the test below insists none is missing.
-FIXTURES: dict[int, Callable[[Path], None]] = {0: build_v0, 1: build_v1}
+FIXTURES: dict[int, Callable[[Path], None]] = {0: build_v0, 1: build_v1, 2: build_v2}
+#: The version the example migration below makes (one past today's schema).
+NEXT = SCHEMA_VERSION + 1
+#: Messages in today's fixture (c-v1).
+CURRENT_MESSAGES = 5
+
+
+def build_current(path: Path) -> None:
+    FIXTURES[SCHEMA_VERSION](path)
 
 
 def version_of(path: Path) -> int:
@@ -128,12 +179,12 @@ def version_of(path: Path) -> int:
         conn.close()
 
 
-def v1_to_v2_example(conn: sqlite3.Connection) -> None:
-    """What a future v2 looks like: one function (here: a new column with a default)."""
+def next_example(conn: sqlite3.Connection) -> None:
+    """What a future version looks like: one function (here: a new column with a default)."""
     conn.execute("ALTER TABLE conversations ADD COLUMN folder TEXT NOT NULL DEFAULT ''")
 
 
-def failing_v2(conn: sqlite3.Connection) -> None:
+def failing_next(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE conversations ADD COLUMN folder TEXT")
     raise RuntimeError("migration bug")
 
@@ -154,11 +205,47 @@ def test_every_version_opens_at_current_with_data_intact(tmp_path: Path, version
         assert (migrated is None) == (version == SCHEMA_VERSION)
         if version >= 1:
             tree = store.load_tree("c-v1")
-            assert [m.id for m in tree.path()] == ["m1", "m3"]
+            assert [m.id for m in tree.path()][:2] == ["m1", "m3"]
             assert tree.get("m3").status == STATUS_INTERRUPTED
             assert tree.get("m2").usage == {"total_tokens": 12}
             assert tree.conversation.params == {"temperature": 0.5}
             assert [h.message_id for h in store.search("wading")] == ["m2"]
+
+
+def test_v1_migrates_to_v2_with_a_backup_and_keeps_every_message(tmp_path: Path) -> None:
+    path = tmp_path / DB_FILENAME
+    build_v1(path)
+    with open_store(path, clock=lambda: NOW) as store:
+        migration = store.report.migration
+        assert migration is not None
+        assert (migration.from_version, migration.to_version) == (1, SCHEMA_VERSION)
+        assert migration.backup == tmp_path / f"{DB_FILENAME}.bak-v1-{NOW_STAMP}"
+        tree = store.load_tree("c-v1")
+        assert all(m.attachments == [] and m.tool_calls == [] for m in tree)
+        assert all(m.tool_call_id is None for m in tree)
+        assert not store.has_agreed("acct", "@cf/meta/llama")
+    assert version_of(tmp_path / f"{DB_FILENAME}.bak-v1-{NOW_STAMP}") == 1
+
+
+def test_v2_fixture_reads_images_tool_calls_and_agreements(tmp_path: Path) -> None:
+    path = tmp_path / DB_FILENAME
+    build_v2(path)
+    with open_store(path, clock=lambda: NOW) as store:
+        tree = store.load_tree("c-v1")
+        [image] = tree.get("m1").attachments
+        assert (image.mime_type, image.name, image.width, image.height) == (
+            "image/png",
+            "heron.png",
+            2,
+            3,
+        )
+        assert image.data == b"\x89PNG"
+        assert tree.get("m4").tool_calls == [
+            {"id": "call_1", "name": "get_weather", "arguments": "{}"}
+        ]
+        assert (tree.get("m5").role, tree.get("m5").tool_call_id) == ("tool", "call_1")
+        assert store.has_agreed("acct", "@cf/meta/llama")
+        assert [h.message_id for h in store.search("heron")] == ["m1"]
 
 
 def test_fresh_path_without_file(tmp_path: Path) -> None:
@@ -172,20 +259,20 @@ def test_fresh_path_without_file(tmp_path: Path) -> None:
     assert sorted(p.name for p in path.parent.iterdir() if ".bak-" in p.name) == []
 
 
-def test_v2_harness_backs_up_then_migrates(tmp_path: Path) -> None:
+def test_next_version_harness_backs_up_then_migrates(tmp_path: Path) -> None:
     path = tmp_path / DB_FILENAME
-    build_v1(path)
-    with ChatStore(path, clock=lambda: NOW, migrations=(*MIGRATIONS, v1_to_v2_example)) as store:
+    build_current(path)
+    with ChatStore(path, clock=lambda: NOW, migrations=(*MIGRATIONS, next_example)) as store:
         migration = store.report.migration
         assert migration is not None
-        assert (migration.from_version, migration.to_version) == (1, 2)
-        assert migration.backup == tmp_path / f"{DB_FILENAME}.bak-v1-{NOW_STAMP}"
+        assert (migration.from_version, migration.to_version) == (SCHEMA_VERSION, NEXT)
+        assert migration.backup == tmp_path / f"{DB_FILENAME}.bak-v{SCHEMA_VERSION}-{NOW_STAMP}"
         assert store.get_conversation("c-v1").title == "Fixture from v1"
-    assert version_of(path) == 2
-    backup = tmp_path / f"{DB_FILENAME}.bak-v1-{NOW_STAMP}"
-    assert version_of(backup) == 1
+    assert version_of(path) == NEXT
+    backup = tmp_path / f"{DB_FILENAME}.bak-v{SCHEMA_VERSION}-{NOW_STAMP}"
+    assert version_of(backup) == SCHEMA_VERSION
     with ChatStore(backup, read_only=True) as old:
-        assert len(old.load_tree("c-v1")) == 3
+        assert len(old.load_tree("c-v1")) == CURRENT_MESSAGES
         assert old.check_integrity() == []
 
 
@@ -197,7 +284,7 @@ def test_backup_includes_data_still_in_the_wal(tmp_path: Path) -> None:
         writer._conn.execute("PRAGMA wal_autocheckpoint = 0")
         conv = writer.create_conversation()
         assert (tmp_path / f"{DB_FILENAME}-wal").stat().st_size > 0
-        with ChatStore(path, clock=lambda: NOW, migrations=(*MIGRATIONS, v1_to_v2_example)) as s:
+        with ChatStore(path, clock=lambda: NOW, migrations=(*MIGRATIONS, next_example)) as s:
             assert s.report.migration is not None
             backup = s.report.migration.backup
         assert backup is not None
@@ -212,29 +299,31 @@ def test_second_migration_on_the_same_second_gets_its_own_backup(tmp_path: Path)
     for run in range(2):
         path = tmp_path / f"{run}" / DB_FILENAME
         path.parent.mkdir()
-        build_v1(path)
-        (path.parent / f"{DB_FILENAME}.bak-v1-{NOW_STAMP}").write_bytes(b"an older backup")
-        with ChatStore(path, clock=lambda: NOW, migrations=(*MIGRATIONS, v1_to_v2_example)) as s:
+        build_current(path)
+        (path.parent / f"{DB_FILENAME}.bak-v{SCHEMA_VERSION}-{NOW_STAMP}").write_bytes(
+            b"an older backup"
+        )
+        with ChatStore(path, clock=lambda: NOW, migrations=(*MIGRATIONS, next_example)) as s:
             assert s.report.migration is not None
             assert s.report.migration.backup is not None
             names.append(s.report.migration.backup.name)
         assert (
-            path.parent / f"{DB_FILENAME}.bak-v1-{NOW_STAMP}"
+            path.parent / f"{DB_FILENAME}.bak-v{SCHEMA_VERSION}-{NOW_STAMP}"
         ).read_bytes() == b"an older backup"
-    assert names == [f"{DB_FILENAME}.bak-v1-{NOW_STAMP}-2"] * 2
+    assert names == [f"{DB_FILENAME}.bak-v{SCHEMA_VERSION}-{NOW_STAMP}-2"] * 2
 
 
 def test_failed_migration_rolls_back_and_keeps_backup(tmp_path: Path) -> None:
     path = tmp_path / DB_FILENAME
-    build_v1(path)
+    build_current(path)
     with pytest.raises(RuntimeError, match="migration bug"):
-        ChatStore(path, clock=lambda: NOW, migrations=(*MIGRATIONS, failing_v2))
-    assert version_of(path) == 1
-    with ChatStore(path) as store:  # still a healthy v1 database
+        ChatStore(path, clock=lambda: NOW, migrations=(*MIGRATIONS, failing_next))
+    assert version_of(path) == SCHEMA_VERSION
+    with ChatStore(path) as store:  # still a healthy database of today's version
         assert store.get_conversation("c-v1").title == "Fixture from v1"
         columns = [r[1] for r in store._conn.execute("PRAGMA table_info(conversations)")]
         assert "folder" not in columns
-    assert (tmp_path / f"{DB_FILENAME}.bak-v1-{NOW_STAMP}").exists()
+    assert (tmp_path / f"{DB_FILENAME}.bak-v{SCHEMA_VERSION}-{NOW_STAMP}").exists()
 
 
 def test_newer_schema_is_refused_untouched(tmp_path: Path) -> None:

@@ -1,0 +1,107 @@
+"""ConversationSaver's ordering: a newer version handed in while an older one is being written
+is written too (the store copies a message when the write starts, not when it ends)."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flarechat.core.conversation import (
+    ROLE_ASSISTANT,
+    STATUS_DONE,
+    STATUS_STREAMING,
+    Conversation,
+    Message,
+)
+from flarechat.core.session.saving import ConversationSaver
+from flarechat.core.store import NotFound, StoreBusy
+
+
+class SlowStore:
+    """Stores copies, as AsyncChatStore does; the first finalise waits until released."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, Message] = {}
+        self.release = asyncio.Event()
+        self.writing = asyncio.Event()
+        self.writes = 0
+
+    async def create_conversation(self, conversation: Conversation | None = None) -> Conversation:
+        assert conversation is not None
+        return conversation
+
+    async def add_message(self, message: Message) -> None:
+        self.rows[message.id] = copy.deepcopy(message)
+
+    async def save_partial(self, message_id: str, content: str, reasoning: str) -> None:
+        if message_id not in self.rows:
+            raise NotFound(message_id)
+        self.rows[message_id].content, self.rows[message_id].reasoning = content, reasoning
+
+    async def finalise_message(self, message: Message) -> None:
+        kept = copy.deepcopy(message)  # taken when the write starts
+        self.writes += 1
+        if self.writes == 1:
+            self.writing.set()
+            await self.release.wait()
+        if message.id not in self.rows:
+            raise NotFound(message.id)
+        self.rows[message.id] = kept
+
+    async def update_conversation(self, conversation_id: str, **fields: Any) -> object:
+        return None
+
+
+@pytest.mark.asyncio
+async def test_a_final_record_handed_in_during_an_older_write_is_written() -> None:
+    store = SlowStore()
+    conversation = Conversation(id="c1")
+    reply = Message("m1", "c1", None, ROLE_ASSISTANT, "", status=STATUS_STREAMING)
+    store.rows[reply.id] = copy.deepcopy(reply)
+    saver = ConversationSaver(store, conversation, stored=True, report=lambda *_: None)
+    first = asyncio.create_task(saver.finalise(reply))  # "streaming", held mid-write
+    await store.writing.wait()
+    reply.status, reply.content = STATUS_DONE, "The whole answer."
+    second = asyncio.create_task(saver.finalise(reply))
+    await asyncio.sleep(0)
+    store.release.set()
+    await asyncio.gather(first, second)
+    assert (store.rows["m1"].status, store.rows["m1"].content) == (STATUS_DONE, "The whole answer.")
+    assert saver.unsaved == 0
+
+
+class FailingPartialStore(SlowStore):
+    """save_partial fails once (a locked or full database), then everything works."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 1  # never hold a finalise
+        self.partial_failures = 1
+
+    async def save_partial(self, message_id: str, content: str, reasoning: str) -> None:
+        if self.partial_failures:
+            self.partial_failures -= 1
+            raise StoreBusy(Path("chat.sqlite3"))
+        await super().save_partial(message_id, content, reasoning)
+
+
+@pytest.mark.asyncio
+async def test_a_final_record_after_a_kept_partial_is_written_whole() -> None:
+    store = FailingPartialStore()
+    reply = Message("m1", "c1", None, ROLE_ASSISTANT, "par", status=STATUS_STREAMING)
+    store.rows[reply.id] = copy.deepcopy(reply)
+    troubles: list[str | None] = []
+    saver = ConversationSaver(
+        store, Conversation(id="c1"), stored=True, report=lambda p, _n: troubles.append(p)
+    )
+    await saver.save_partial(reply)  # fails: kept in memory
+    assert saver.unsaved == 1
+    reply.status, reply.content = STATUS_DONE, "partial and the rest"
+    await saver.finalise(reply)
+    assert (store.rows["m1"].status, store.rows["m1"].content) == (STATUS_DONE, reply.content)
+    assert saver.unsaved == 0
+    assert troubles[-1] is None  # recovered
