@@ -1,8 +1,9 @@
 """The chat database schema as numbered migrations, and the backup taken before running any.
 
 ``MIGRATIONS[n]`` takes a database from ``PRAGMA user_version`` n to n + 1, inside one transaction
-that also sets the new version. Adding schema v2 is one function appended to ``MIGRATIONS`` (and a
-frozen v1 fixture in the tests).
+that also sets the new version. Adding a version is one function appended to ``MIGRATIONS`` (and a
+frozen fixture of the version before it in the tests). v2 added tool calls, images (the
+``attachments`` table) and remembered licence agreements.
 
 Search uses two FTS5 tables with *external content* (the text lives once, in ``messages`` and
 ``conversations``), kept in step by triggers. Both content tables have an ``INTEGER PRIMARY KEY``
