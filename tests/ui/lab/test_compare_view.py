@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,10 @@ WAIT = 20.0
 FAST = 1000.0
 
 
-async def _next(signal: SignalInstance, match: Callable[..., bool] = lambda *_: True) -> Any:
+def _next(
+    signal: SignalInstance, match: Callable[..., bool] = lambda *_: True
+) -> Coroutine[Any, Any, Any]:
+    """The next emission matching ``match``: listening starts now, awaiting may come later."""
     future: asyncio.Future[tuple[Any, ...]] = asyncio.get_running_loop().create_future()
 
     def catch(*args: Any) -> None:
@@ -40,10 +43,7 @@ async def _next(signal: SignalInstance, match: Callable[..., bool] = lambda *_: 
             future.set_result(args)
 
     signal.connect(catch)
-    try:
-        return await asyncio.wait_for(future, WAIT)
-    finally:
-        signal.disconnect(catch)
+    return asyncio.wait_for(future, WAIT)
 
 
 async def _idle(controller: CompareController) -> None:
@@ -191,6 +191,10 @@ async def test_follow_ups_go_to_every_column_and_export_holds_no_token(
             )
             assert widget.rounds_shown == 2
             assert "And once more" in widget.reply_text()
+        code = asyncio.ensure_future(_next(window.view_code_requested))
+        window.columns[1].code_button.click()
+        reply_id, code_tree = await code
+        assert (reply_id, code_tree) == (run.rounds[1].replies[1], tree)
         path = tmp_path / "run.json"
         exported = asyncio.ensure_future(_next(controller.exported))
         controller.export(path, "json")

@@ -55,6 +55,7 @@ class CompareColumn(QFrame):
         cancel_retry_requested(): this column's retry banner.
         retry_requested(): Retry on this column's failure notice.
         continue_requested(): "Continue with this one".
+        view_code_requested(): "View as code" for this column's latest request.
         model_chosen(str): a model was picked in this column's picker.
     """
 
@@ -64,6 +65,7 @@ class CompareColumn(QFrame):
     cancel_retry_requested = Signal()
     retry_requested = Signal()
     continue_requested = Signal()
+    view_code_requested = Signal()
     model_chosen = Signal(str)
 
     def __init__(
@@ -112,6 +114,10 @@ class CompareColumn(QFrame):
         self.continue_button.setAccessibleName("Continue with this one")
         self.continue_button.setToolTip("Keep this reply's branch and go back to the chat")
         self.continue_button.setEnabled(False)
+        self.code_button = QPushButton("View as code")
+        self.code_button.setAccessibleName("View as code")
+        self.code_button.setToolTip("This column's request as curl, Python, OpenAI SDK or Workers")
+        self.code_button.setEnabled(False)
         self._lay_out()
         self._wire()
 
@@ -161,7 +167,10 @@ class CompareColumn(QFrame):
         box.addWidget(self.body, 1)
         box.addWidget(self.status)
         box.addWidget(self.metrics)
-        box.addWidget(self.continue_button)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.continue_button, 1)
+        buttons.addWidget(self.code_button)
+        box.addLayout(buttons)
 
     def _wire(self) -> None:
         self.retry_banner.retry_now_requested.connect(self.retry_now_requested)
@@ -170,6 +179,7 @@ class CompareColumn(QFrame):
         self.retry_banner.cancel_requested.connect(self.cancel_retry_requested)
         self.notice.action_triggered.connect(self._on_notice_action)
         self.continue_button.clicked.connect(self.continue_requested)
+        self.code_button.clicked.connect(self.view_code_requested)
         self.preset_box.currentIndexChanged.connect(self._on_preset)
 
     # -- setup -------------------------------------------------------------------------------

@@ -3,12 +3,12 @@ blind vote bar, export, and the way back to the chat with the winner."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -54,7 +54,13 @@ def default_models(current: str, models: Sequence[ModelInfo], count: int) -> lis
 
 
 class CompareWindow(QWidget):
-    """A window of its own (the chat stays as it is behind it) driving a CompareController."""
+    """A window of its own (the chat stays as it is behind it) driving a CompareController.
+
+    Signals:
+        view_code_requested(str, object): a column's reply id and its ConversationTree.
+    """
+
+    view_code_requested = Signal(str, object)
 
     def __init__(
         self,
@@ -181,9 +187,15 @@ class CompareWindow(QWidget):
         column.retry_requested.connect(partial(self.controller.retry, index))
         column.continue_requested.connect(partial(self.controller.continue_with, index))
         column.switch_model_requested.connect(partial(self._switch_model, index))
+        column.view_code_requested.connect(partial(self._view_code, index))
         column.model_chosen.connect(partial(self._on_model_chosen, index))
         self.columns.append(column)
         self.splitter.addWidget(column)
+
+    def _view_code(self, index: int) -> None:
+        message, session = self.controller.message(index), self.controller.session
+        if message is not None and session is not None:
+            self.view_code_requested.emit(message.id, session.tree)
 
     def _switch_model(self, index: int) -> None:
         self._switching = index
@@ -314,6 +326,7 @@ class CompareWindow(QWidget):
             message = c.message(index) if started else None
             ok = message is not None and message.status == "done"
             column.continue_button.setEnabled(may_continue and ok)
+            column.code_button.setEnabled(message is not None and bool(message.request))
         self._update_vote_bar()
 
     # -- the blind vote --------------------------------------------------------------------
@@ -378,6 +391,7 @@ def open_compare(
     models: Sequence[ModelInfo],
     presets: Sequence[Any] = (),
     existing: CompareWindow | None = None,
+    view_code: Callable[..., None] | None = None,
 ) -> CompareWindow:
     """Show the compare window (View > Compare models…): the open one if there is one — a run that
     continued in the chat gives way to a fresh setup — else a new one over ``chat``."""
@@ -399,5 +413,7 @@ def open_compare(
         parent=parent,
     )
     controller.setParent(window)
+    if view_code is not None:  # View as code opens over the compare window's columns
+        window.view_code_requested.connect(lambda mid, tree: view_code(mid, tree=tree))
     window.show()
     return window

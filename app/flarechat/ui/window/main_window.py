@@ -430,7 +430,7 @@ class MainWindow(QMainWindow):
     def open_compare(self) -> None:
         self.compare_window = compare_view.open_compare(
             self, self.chat, models=self.picker.models(), presets=self.lab_hooks.lab.presets(),
-            existing=self.compare_window,
+            existing=self.compare_window, view_code=self.lab_hooks.view_code,
         )  # fmt: skip
 
     def open_settings(self) -> None:
