@@ -108,3 +108,24 @@ async def test_export_all_then_import_into_a_fresh_profile(
             assert text.startswith(attempt)  # a second import never duplicates
         (summary,) = await env.store.list_conversations()
         assert summary.title == "Keep me forever"
+
+
+async def test_markdown_export_writes_the_images_beside_it(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    from flarechat.core.conversation import Attachment, Conversation, Message, new_id
+
+    async with chat_env(emulator, tmp_path / "profile") as env:
+        conversation = await env.store.create_conversation(Conversation(id=new_id()))
+        png = b"\x89PNG\r\n\x1a\n" + b"\0" * 32
+        picture = Attachment("image/png", png, 2, 2, name="cat.png")
+        user = Message(new_id(), conversation.id, None, "user", "What is this?")
+        user.attachments = [picture]
+        await env.store.add_message(user)
+        target = tmp_path / "chat.md"
+        env.workspace.export_conversation(conversation.id, path=target, fmt="markdown")
+        await env.workspace.drain()
+    images = [p for p in tmp_path.rglob("*") if p.is_file() and p.read_bytes() == png]
+    assert len(images) == 1
+    assert images[0].parent != tmp_path  # in a folder beside the Markdown …
+    assert images[0].parent.name in target.read_text(encoding="utf-8")  # … and linked from it

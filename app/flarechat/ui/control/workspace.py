@@ -22,8 +22,8 @@ from flarechat.api.models import ModelInfo
 from flarechat.api.tokens import TokenCheck
 from flarechat.core import export
 from flarechat.core.catalogue import CatalogueCache
-from flarechat.core.lab.exchange import LabExchange
 from flarechat.core.connect import ConfigurationError
+from flarechat.core.lab.exchange import LabExchange
 from flarechat.core.store import AsyncChatStore, StoreError
 from flarechat.core.tasks import TaskKeeper
 from flarechat.settings.resolve import DEFAULT_API_BASE
@@ -103,6 +103,7 @@ class WorkspaceController(QObject):
         #: the presets, prompts and templates, exported and imported with the conversations
         self.lab: LabExchange | None = None
         chat.conversation_stored.connect(self.refresh_conversations)
+        self.models_loaded.connect(chat.set_models)  # vision, LoRA… of each model
         chat.turn_finished.connect(self.refresh_conversations)
 
     def _spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> None:
@@ -232,11 +233,11 @@ class WorkspaceController(QObject):
     async def _export_one(self, conversation_id: str, *, path: Path, fmt: str) -> None:
         try:
             tree = await self._store.load_tree(conversation_id)
-            if fmt == "markdown":
-                text = export.conversation_to_markdown(tree)
+            if fmt == "markdown":  # images go into a folder beside it, linked from the text
+                await asyncio.to_thread(export.write_markdown, tree, path)
             else:
                 text = json.dumps(export.conversation_to_json(tree), ensure_ascii=False, indent=2)
-            await asyncio.to_thread(path.write_text, text, encoding="utf-8")
+                await asyncio.to_thread(path.write_text, text, encoding="utf-8")
         except (StoreError, OSError) as error:
             self.notice.emit("error", "Export failed", str(error), [])
             return
