@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -125,7 +126,12 @@ async def test_markdown_export_writes_the_images_beside_it(
         target = tmp_path / "chat.md"
         env.workspace.export_conversation(conversation.id, path=target, fmt="markdown")
         await env.workspace.drain()
-    images = [p for p in tmp_path.rglob("*") if p.is_file() and p.read_bytes() == png]
+    images, markdown = await asyncio.to_thread(_written, tmp_path, png, target)
     assert len(images) == 1
     assert images[0].parent != tmp_path  # in a folder beside the Markdown …
-    assert images[0].parent.name in target.read_text(encoding="utf-8")  # … and linked from it
+    assert images[0].parent.name in markdown  # … and linked from it
+
+
+def _written(root: Path, data: bytes, markdown: Path) -> tuple[list[Path], str]:
+    files = [p for p in root.rglob("*") if p.is_file() and p.read_bytes() == data]
+    return files, markdown.read_text(encoding="utf-8")
