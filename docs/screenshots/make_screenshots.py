@@ -33,9 +33,12 @@ from flarechat.ui.control.preferences import DemoBackend, Preferences
 from flarechat.ui.shared import theme
 from flarechat.ui.shared.loop import FlareEventLoop
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from compare_scenes import COMPARE_SCENES, shoot as shoot_compare  # noqa: E402
+
 OUT = Path(__file__).resolve().parent
 WINDOW_SIZE = (1280, 820)
-SCENES = ("chat", "retry", "settings", "picker")
+SCENES = ("chat", "retry", "settings", "picker", *COMPARE_SCENES)
 CHAT_PROMPTS = (
     "Plan a three-day trip to Lisbon",
     "Explain AI Gateway caching",
@@ -143,7 +146,8 @@ def main() -> None:
             for scene in scenes:
                 os.environ["FLARECHAT_HOME"] = tempfile.mkdtemp(prefix="flarechat-shots-")
                 with asyncio.Runner(loop_factory=lambda: FlareEventLoop(app)) as runner:
-                    runner.run(_shoot(scheme, scene, server))
+                    shoot = shoot_compare if scene in COMPARE_SCENES else _shoot
+                    runner.run(shoot(scheme, scene, server))
 
 
 if __name__ == "__main__":

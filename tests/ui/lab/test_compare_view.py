@@ -146,6 +146,7 @@ async def test_blind_vote_reveals_the_models_and_the_winner_continues_in_the_cha
         assert not any(c.picker.isVisibleTo(window) for c in window.columns)
         assert not window.vote_bar.isVisibleTo(window)
         await _idle(controller)
+        assert not any(c.code_button.isEnabled() for c in window.columns)  # it names the model
         assert window.vote_bar.isVisibleTo(window)
         assert not any(c.continue_button.isEnabled() for c in window.columns)
         find_button(window.vote_bar, "B is better").click()

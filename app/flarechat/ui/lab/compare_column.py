@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont, QTextCursor
+from PySide6.QtGui import QFont, QTextBlockFormat, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -264,8 +264,15 @@ class CompareColumn(QFrame):
         parts = []
         for prompt, reply in self._rounds:
             parts.append("> " + prompt.replace("\n", "\n> "))
-            parts.append(reply if reply is not None else "".join(self._live))
+            if reply is not None:
+                parts.append(reply)
         self.body.setMarkdown("\n\n".join(parts))
+        if self._rounds and self._rounds[-1][1] is None:
+            # streamed text goes in a plain paragraph of its own, not into the quoted prompt
+            cursor = self.body.textCursor()
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+            cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
+            cursor.insertText("".join(self._live))
         self.body.verticalScrollBar().setValue(self.body.verticalScrollBar().maximum())
         self.status.setVisible(bool(self.status.text()))
 

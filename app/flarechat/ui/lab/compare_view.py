@@ -326,7 +326,8 @@ class CompareWindow(QWidget):
             message = c.message(index) if started else None
             ok = message is not None and message.status == "done"
             column.continue_button.setEnabled(may_continue and ok)
-            column.code_button.setEnabled(message is not None and bool(message.request))
+            shown = run is not None and run.revealed  # the request names the model
+            column.code_button.setEnabled(shown and message is not None and bool(message.request))
         self._update_vote_bar()
 
     # -- the blind vote --------------------------------------------------------------------
