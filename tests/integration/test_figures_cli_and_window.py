@@ -90,6 +90,11 @@ def _cli_summary(
     return lines[0]
 
 
+def _resolve(future: asyncio.Future[Any], value: Any) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
 async def _window_line(script: Script, tmp_path: Path) -> str:
     from flarechat.ui.control.chat import ChatController
     from flarechat.ui.control.preferences import Preferences
@@ -107,7 +112,7 @@ async def _window_line(script: Script, tmp_path: Path) -> str:
         client=ScriptedClient(script, clock), store=store, prefs=prefs, clock=clock
     )
     finished: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-    chat.turn_finished.connect(lambda _id, data: finished.done() or finished.set_result(data))
+    chat.turn_finished.connect(lambda _id, data: _resolve(finished, data))
     try:
         chat.new_conversation()
         assert chat.send("Hello") is not None
@@ -123,7 +128,10 @@ async def _window_line(script: Script, tmp_path: Path) -> str:
 @pytest.mark.parametrize(
     ("script", "expected"),
     [
-        (STREAMED, "queued 1.25 s · TTFT 1.50 s · 20 tok/s · 12→30 tokens · 1.50 neurons · cache MISS"),
+        (
+            STREAMED,
+            "queued 1.25 s · TTFT 1.50 s · 20 tok/s · 12→30 tokens · 1.50 neurons · cache MISS",
+        ),
         (NOT_STREAMED, "took 4.00 s · 10 tok/s · 10→40 tokens · 2.00 neurons"),
     ],
     ids=["streamed", "not-streamed"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,10 @@ from flarechat.core.session import (
     TurnStarted,
 )
 from flarechat.emulator.server import EmulatorServer
+
+
+def _retrying(message_id: str, event: RetryPlanned) -> bool:
+    return event.message_id == message_id
 
 
 def _rejected(emulator: EmulatorServer) -> list[bool]:
@@ -363,7 +368,7 @@ async def test_retry_now_for_one_column_leaves_the_other_waiting(
         ids = env.session.send_compare("Hi", [ColumnSpec(MODEL), ColumnSpec(OTHER_MODEL)])
         assert ids is not None
         for reply_id in ids:
-            await env.events.wait(RetryPlanned, lambda e, m=reply_id: e.message_id == m)
+            await env.events.wait(RetryPlanned, functools.partial(_retrying, reply_id))
         emulator.state.set_slots(OTHER_MODEL, 4)
         emulator.state.hold_slots(OTHER_MODEL, 0)
         env.session.retry_now(ids[1])

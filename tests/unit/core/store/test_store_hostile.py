@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from flarechat.core.store import (
     open_store,
 )
 
-_real_connect = sqlite3.connect
+_real_connect: Callable[..., sqlite3.Connection] = sqlite3.connect
 
 
 def fill(path: Path, count: int = 3) -> Conversation:
