@@ -123,6 +123,8 @@ class ColumnSpec:
     model: str
     params: Mapping[str, Any] | None = None
     system_prompt: str | None = None
+    #: this column's own prompt (a template filled with one row), else the shared one
+    prompt: str | None = None
 
 
 class TurnSettings(Protocol):
@@ -303,27 +305,36 @@ class ChatSession:
         *,
         after: Sequence[str | None] | None = None,
     ) -> list[str] | None:
-        """Send one prompt to every column at once; returns each column's reply id, in order.
+        """Send one prompt to every column at once (or each column its own ``ColumnSpec.prompt``);
+        returns each column's reply id, in order.
 
         The first round shares one user message and its replies are siblings (the columns);
         a follow-up (``after``: each column's last reply id) continues each column's own
         branch. Every reply runs, retries and fails on its own. None when busy or empty.
         """
-        text = text.strip()
-        if not text or not columns or self.is_busy:
+        texts = [(c.prompt if c.prompt is not None else text).strip() for c in columns]
+        if not columns or not all(texts) or self.is_busy:
             return None
         if after is not None and len(after) != len(columns):
             raise ValueError("A follow-up needs one previous reply per column.")
         self.cancel_edit()
-        if after is None:
+        own_prompts = any(c.prompt is not None for c in columns)
+        if after is None and not own_prompts:
             last = self.tree.last()
-            user = self._add_user(text, parent_id=last.id if last else None, replaces=None)
+            user = self._add_user(texts[0], parent_id=last.id if last else None, replaces=None)
             users = [user] * len(columns)
         else:
-            users = [self._add_user(text, parent_id=p, replaces=None) for p in after]
+            # Follow-ups continue each column's branch; columns with their own prompt (a
+            # template run over rows) each get their own user message, as sibling branches.
+            last = self.tree.last()
+            parents = after if after is not None else [last.id if last else None] * len(columns)
+            users = [
+                self._add_user(t, parent_id=p, replaces=None)
+                for t, p in zip(texts, parents, strict=True)
+            ]
         replies: list[str] = []
         for index, (user, column) in enumerate(zip(users, columns, strict=True)):
-            first = after is not None or index == 0
+            first = user is not users[index - 1] if index else True
             replies.append(
                 self._begin_reply(user, store_first=[user] if first else [], column=column)
             )

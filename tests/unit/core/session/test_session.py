@@ -375,3 +375,19 @@ async def test_retry_now_for_one_column_leaves_the_other_waiting(
         await env.events.finished(ids[1], "done")
         assert env.session.is_running(ids[0])
         assert env.session.pending_retry() is not None
+
+
+@pytest.mark.asyncio
+async def test_compare_columns_with_their_own_prompts_branch_from_one_place(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    async with session_env(emulator, tmp_path) as env:
+        rows = ["Describe Paris", "Describe Rome"]  # a template filled with two rows
+        ids = env.session.send_compare("", [ColumnSpec(MODEL, prompt=row) for row in rows])
+        assert ids is not None
+        for reply_id, row in zip(ids, rows, strict=True):
+            done = await env.events.finished(reply_id, "done")
+            user = env.session.tree.get(done.message.parent_id or "")
+            assert (user.content, user.parent_id) == (row, None)
+        tree = await env.store.load_tree(env.session.id)
+        assert [m.content for m in tree.children(None)] == rows
