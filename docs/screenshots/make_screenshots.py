@@ -4,7 +4,7 @@ Usage (from the repo root)::
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python docs/screenshots/make_screenshots.py [scene ...]
 
-Scenes: chat, retry, settings, picker (default: all), each saved as ``<scene>-<theme>.png``
+Scenes: chat, retry, settings, picker, presets, code (default: all), each saved as ``<scene>-<theme>.png``
 next to this file. A throwaway profile is used; nothing touches your own settings or keychain.
 """
 
@@ -20,6 +20,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("LANG", "C.UTF-8")
 os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
 
+from PySide6.QtCore import QPoint
+from PySide6.QtGui import QPainter, QPixmap
 from PySide6.QtWidgets import QApplication, QTabWidget, QWidget
 
 from flarechat.api.client import WorkersAIClient
@@ -34,11 +36,18 @@ from flarechat.ui.shared import theme
 from flarechat.ui.shared.loop import FlareEventLoop
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from capability_scenes import CAPABILITY_SCENES, capability_scene  # noqa: E402
 from compare_scenes import COMPARE_SCENES, shoot as shoot_compare  # noqa: E402
 
 OUT = Path(__file__).resolve().parent
 WINDOW_SIZE = (1280, 820)
-SCENES = ("chat", "retry", "settings", "picker", *COMPARE_SCENES)
+SCENES = (
+    *("chat", "retry", "settings", "picker", "empty", "narrow", "presets", "code"),
+    *CAPABILITY_SCENES,
+    *COMPARE_SCENES,
+)
+#: The "narrow" scene: a small laptop window, where the sidebar gives the chat room.
+NARROW_SIZE = (800, 500)
 CHAT_PROMPTS = (
     "Plan a three-day trip to Lisbon",
     "Explain AI Gateway caching",
@@ -52,13 +61,14 @@ SAMPLE_ACCOUNT_ID = "9a7f3c1e5b2d4f6a8c0e1b3d5f7a9c2e"
 SETTINGS_TAB = 1
 
 
-async def _session(server: EmulatorServer, scene: str) -> Session:
+async def _session(server: EmulatorServer, scene: str, scheme: str) -> Session:
     secrets = MemorySecretStore({API_TOKEN: "cfut_" + "x" * 40})
     prefs = Preferences(store=SettingsStore(), secrets=secrets)
     await prefs.load()
     demo = DemoBackend(server.api_base, server.gateway_base, DEMO_ACCOUNT_ID, DEMO_TOKEN, _noop)
     prefs.use_demo(demo)
     prefs.settings.reject_if_busy = scene in ("retry", "settings")
+    prefs.settings.theme = scheme
     if scene == "settings":  # what a configured account looks like
         prefs.settings.account_id = SAMPLE_ACCOUNT_ID
         prefs.settings.route = "gateway-rest"
@@ -71,7 +81,7 @@ async def _session(server: EmulatorServer, scene: str) -> Session:
         )
     )
     session = Session(prefs=prefs, client=WorkersAIClient(), store=store, options=options)
-    session.window.resize(*WINDOW_SIZE)
+    session.window.resize(*(NARROW_SIZE if scene == "narrow" else WINDOW_SIZE))
     session.show([])
     session.workspace.demo_changed.emit(True)
     session.workspace.configured_changed.emit(True)
@@ -105,15 +115,26 @@ async def _chat(session: Session) -> None:
 
 
 async def _shoot(scheme: str, scene: str, server: EmulatorServer) -> None:
-    session = await _session(server, scene)
+    session = await _session(server, scene, scheme)
     window = session.window
-    if scene in ("chat", "settings", "picker"):
+    if scene in ("chat", "settings", "picker", "narrow"):
         await _chat(session)
+    if scene == "empty":
+        await _chat(session)
+        session.chat.new_conversation()
+        await asyncio.sleep(SETTLE)
+    if scene in CAPABILITY_SCENES:
+        await capability_scene(session, scene)
     if scene == "retry":
         server.state.hold_slots(session.chat.current_model(), 600)
         session.chat.send("Summarise the Workers AI pricing model in three bullets.")
         await asyncio.sleep(2.5)
     target: QWidget = window
+    if scene in LAB_SCENES:
+        await _chat(session)
+        await LAB_SCENES[scene](session, scheme)
+        await _close(session, server)
+        return
     if scene == "settings":
         window.open_settings()
         await asyncio.sleep(SETTLE)
@@ -133,6 +154,47 @@ async def _shoot(scheme: str, scene: str, server: EmulatorServer) -> None:
     server.state.reset()
     window.close()
     await session.shutdown()
+
+
+async def _close(session: Session, server: EmulatorServer) -> None:
+    server.state.reset()
+    session.window.close()
+    await session.shutdown()
+
+
+async def _presets_shot(session: Session, scheme: str) -> None:
+    """The Preset menu open above the composer, over the window (presets-<theme>.png)."""
+    hooks = session.window.lab_hooks
+    lab = hooks.lab
+    session.chat.set_options("You are a careful code reviewer. Be terse.", {"temperature": 0.2})
+    for name in ("Terse reviewer", "Creative writer", "JSON extractor"):
+        lab.save_preset(name)
+    lab.set_default_preset(lab.presets()[0].id)
+    lab.save_prompt("You are a careful code reviewer. Be terse.", "Code reviewer")
+    await lab.drain()
+    button, menu = hooks.bar.preset_button, hooks.bar.preset_menu
+    menu.aboutToShow.emit()
+    menu.popup(button.mapToGlobal(QPoint(0, 0)) - QPoint(0, menu.sizeHint().height()))
+    await asyncio.sleep(SETTLE)
+    shot: QPixmap = session.window.grab()
+    painter = QPainter(shot)
+    painter.drawPixmap(session.window.mapFromGlobal(menu.pos()), menu.grab())
+    painter.end()
+    menu.hide()
+    shot.save(str(OUT / f"presets-{scheme}.png"))
+
+
+async def _code_shot(session: Session, scheme: str) -> None:
+    """View as code for the last reply, the curl tab (code-<theme>.png)."""
+    hooks = session.window.lab_hooks
+    hooks.view_last_code()
+    await asyncio.sleep(SETTLE)
+    assert hooks.code_dialog is not None
+    hooks.code_dialog.grab().save(str(OUT / f"code-{scheme}.png"))
+    hooks.code_dialog.close()
+
+
+LAB_SCENES = {"presets": _presets_shot, "code": _code_shot}
 
 
 def main() -> None:
