@@ -4,8 +4,8 @@ Usage (from the repo root)::
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python docs/screenshots/make_screenshots.py [scene ...]
 
-Scenes: chat, retry, settings, picker, presets, code (default: all), each saved as ``<scene>-<theme>.png``
-next to this file. A throwaway profile is used; nothing touches your own settings or keychain.
+Scenes: chat, retry, settings, picker, presets, code… (default: all), each saved as
+``<scene>-<theme>.png`` next to this file. A throwaway profile is used; nothing touches your own settings or keychain.
 """
 
 from __future__ import annotations
