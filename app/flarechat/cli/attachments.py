@@ -9,33 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from flarechat.api.config import ImagePart
+from flarechat.core.capabilities import IMAGE_TYPES, MAX_IMAGE_BYTES, MAX_IMAGES, image_kind
 from flarechat.core.connect import ConfigurationError
 
 __all__ = ["IMAGE_TYPES", "MAX_IMAGES", "MAX_IMAGE_BYTES", "image_kind", "read_images"]
 
-#: 20 MB per image: the largest image OpenAI-compatible chat APIs accept, and well under the
-#: 25 MB a whole request may be to be cached by AI Gateway (cloudflare-api.md §6.5). Base64
-#: makes the request a third larger again, so anything bigger would only fail on the wire.
-MAX_IMAGE_BYTES = 20 * 1024 * 1024
-#: Images per message: more than any vision model here reads, few enough to stay under the
-#: request limits above.
-MAX_IMAGES = 5
-IMAGE_TYPES = "PNG, JPEG, WEBP or GIF"
 _MEGABYTE = 1024 * 1024
-_WEBP_HEADER = 12
-_SIGNATURES: tuple[tuple[bytes, str], ...] = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-)
-
-
-def image_kind(data: bytes) -> str | None:
-    """The MIME type the file's first bytes announce (PNG, JPEG, WEBP, GIF), or None."""
-    if len(data) >= _WEBP_HEADER and data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return next((mime for magic, mime in _SIGNATURES if data.startswith(magic)), None)
 
 
 def _read_image(path: str) -> ImagePart:

@@ -8,13 +8,13 @@ starts as fast as before): a typo such as ``"type": "strin"`` is caught before s
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from flarechat.api.config import ResponseFormat
 from flarechat.api.tools import ToolChoice, ToolSpec
+from flarechat.core.capabilities import TOOL_CHOICE_MODES, TOOL_NAME, schema_problem
 from flarechat.core.connect import ConfigurationError
 
 __all__ = [
@@ -27,9 +27,6 @@ __all__ = [
     "tool_choice",
 ]
 
-TOOL_CHOICE_MODES = ("auto", "none", "required")
-#: The function names OpenAI-compatible APIs accept (Workers AI passes them on to the model).
-TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 #: Biggest schema or tools file read: these are hand-written specs, not data.
 MAX_SPEC_BYTES = 1024 * 1024
 _OBJECT = "object"
@@ -54,41 +51,6 @@ def _read_json(path: str, *, flag: str) -> Any:
         return json.loads(text)
     except ValueError as error:
         raise ConfigurationError([f"{flag} {path}: not valid JSON ({error})."]) from None
-
-
-def schema_problem(schema: object) -> str | None:
-    """Why ``schema`` is not a usable JSON Schema for a JSON reply or tool parameters, or None.
-
-    The root must describe an object (JSON mode replies with an object, and tool arguments
-    are one); ``$schema``, when given, must name a draft jsonschema knows.
-    """
-    if not isinstance(schema, Mapping):
-        return "a JSON Schema is a JSON object ({…})"
-    kind = schema.get("type")
-    if kind is not None and kind != _OBJECT:
-        return f'the top-level "type" must be "object", not {json.dumps(kind)}'
-    properties = schema.get("properties")
-    if kind is None and properties is None:
-        return 'it has neither "type": "object" nor "properties"'
-    if properties is not None and not isinstance(properties, Mapping):
-        return '"properties" must be an object mapping names to schemas'
-    from jsonschema.exceptions import SchemaError
-    from jsonschema.protocols import Validator
-    from jsonschema.validators import Draft202012Validator, validator_for
-
-    # Without $schema: the latest draft. With one jsonschema does not know: None here, rather
-    # than its DeprecationWarning and a guess.
-    validator: type[Validator] | None = Draft202012Validator
-    if "$schema" in schema:
-        validator = validator_for(schema, default=None)  # type: ignore[arg-type]
-    if validator is None:
-        return f"$schema {json.dumps(schema.get('$schema'))} is not a JSON Schema draft"
-    try:
-        validator.check_schema(dict(schema))
-    except SchemaError as error:
-        where = "/".join(str(p) for p in error.path) or "the top level"
-        return f"at {where}: {error.message}"
-    return None
 
 
 def load_json_schema(path: str) -> dict[str, Any]:
