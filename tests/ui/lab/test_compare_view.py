@@ -240,3 +240,33 @@ async def test_the_leaderboard_ranks_the_votes_and_exports_them(tmp_path: Path) 
     await second.drain()
     assert second.status.text() == "Imported 4 new votes."
     assert {row.model for row in second.standings} == {"good", "bad", "x", "y"}
+
+
+async def test_a_template_runs_over_rows_one_column_per_row(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    async with _compare(emulator, tmp_path) as (env, controller, window):
+        window.prompt.setPlainText("Describe {{city}} in one line")
+        assert window.rows.isVisible()  # variables: the rows box appears
+        window.rows.setPlainText("Paris\nRome\nOslo")
+        window.send()
+        await _idle(controller)
+        run = controller.run
+        assert run is not None
+        assert len(window.columns) == 3  # the column count follows the rows
+        tree = env.chat.current_tree()
+        assert tree is not None
+        users = [tree.get(tree.get(r).parent_id or "").content for r in run.rounds[0].replies]
+        assert users == [f"Describe {city} in one line" for city in ("Paris", "Rome", "Oslo")]
+        assert not window.rows.isVisible()  # follow-ups go to every column as usual
+
+
+async def test_bad_rows_say_what_is_wrong_and_send_nothing(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    async with _compare(emulator, tmp_path) as (_env, controller, window):
+        window.prompt.setPlainText("Compare {{a}} and {{b}}")
+        window.rows.setPlainText("x,y\nonly-one")
+        window.send()
+        assert controller.run is None or not controller.run.rounds
+        assert "Row 2" in window.note.text()

@@ -11,6 +11,7 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QStackedWidget, QVBoxLayout, QWidget
 
+from flarechat.ui.capabilities.pane_hooks import CapabilityHooks
 from flarechat.ui.chat.banners import NoticeBanner, RetryBanner
 from flarechat.ui.chat.composer import ComposerWidget
 from flarechat.ui.chat.panels import DemoStrip, EmptyChatPanel, FindBar
@@ -69,6 +70,9 @@ class ChatPane(QWidget):
         self._banner_message: str | None = None  # the reply the banners are about
         self._store_problem: str | None = None  # the database's failure, until dismissed
         self._chat: ChatController | None = None
+        self.capabilities = CapabilityHooks(
+            self.composer.attachments, show_notice=self._show_notice, parent=self
+        )
         column = QVBoxLayout(self)
         column.setSpacing(SECTION_GAP_PX)
         column.addWidget(self.demo_strip)
@@ -123,6 +127,7 @@ class ChatPane(QWidget):
         chat.composer_text_requested.connect(self.composer.set_text)
         chat.editing_changed.connect(self.on_editing_changed)
         chat.store_problem.connect(self.on_store_problem)
+        self.capabilities.bind(chat, tool_results=self.transcript.tool_results_submitted)
 
     def _bind_intents(self, chat: ChatController) -> None:
         self.composer.send_requested.connect(self._on_send_requested)
@@ -148,8 +153,8 @@ class ChatPane(QWidget):
         sent = self.send_filter(text) if self.send_filter is not None else text
         if sent is None:
             self.composer.set_text(text)
-        else:
-            self.chat.send(sent)
+        elif not self.capabilities.send(sent):
+            self.composer.set_text(text)  # refused before sending: nothing is lost
 
     def add_composer_accessory(self, widget: QWidget) -> None:
         """Put ``widget`` just above the composer (the lab's presets, prompts and meter)."""
@@ -261,8 +266,8 @@ class ChatPane(QWidget):
             attempts = int(extra.get("attempts", 1))
             self.retry_banner.show_exhausted(model=model, attempts=attempts)
             return
-        spec = presenting.notice_for_failure(kind, message, extra=extra)
-        self._show_notice(spec)
+        spec = self.capabilities.failure_notice(kind, message, extra)
+        self._show_notice(spec or presenting.notice_for_failure(kind, message, extra=extra))
 
     def _show_notice(self, spec: presenting.NoticeSpec) -> None:
         self.notice_banner.show(spec.kind, spec.title, spec.text, spec.actions)
@@ -315,6 +320,8 @@ class ChatPane(QWidget):
             "switch_model": self.switch_model_requested.emit,
             "demo": self.demo_requested.emit,
         }
+        if self.capabilities.on_action(action, target):
+            return
         handler = handlers.get(action)
         if action in ("retry", "demo", "open_settings", "switch_model"):
             self.clear_banners()

@@ -6,14 +6,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from PySide6.QtCore import QObject, Signal
 
+from flarechat.api.config import Connection
+from flarechat.api.models import FineTune, ModelInfo
 from flarechat.api.retry import RetryPolicy
+from flarechat.api.schema import ModelSchema
 from flarechat.core import session as ev
-from flarechat.core.conversation import ConversationTree, Message
-from flarechat.core.session import ChatSession, SessionBook
+from flarechat.core.conversation import Attachment, ConversationTree, Message
+from flarechat.core.session import ChatSession, SendRefused, SessionBook
 from flarechat.core.session.book import BookStore
 from flarechat.core.store import StoreError
 from flarechat.core.tasks import TaskKeeper
@@ -22,7 +25,14 @@ from flarechat.ui.control import presenting
 from flarechat.ui.control.preferences import Preferences
 from flarechat.ui.control.view_data import MessageData
 
-__all__ = ["ChatController"]
+__all__ = ["ChatController", "FineTuneLister"]
+
+
+@runtime_checkable
+class FineTuneLister(Protocol):
+    """The part of ``WorkersAIClient`` that lists the account's LoRA adapters."""
+
+    async def list_finetunes(self, conn: Connection) -> list[FineTune]: ...
 
 
 class ChatController(QObject):
@@ -54,6 +64,11 @@ class ChatController(QObject):
         editing_changed(bool): whether the next send replaces an earlier message (a branch).
         store_problem(str): the database failed; a plain-English sentence for a banner.
         store_recovered(): what the database failed to save is now written.
+        send_refused(str, str): model, why: the message was not sent (images to a model
+            without vision); the composer keeps it, the user may switch model.
+        turn_notice(str, str, str): message id, ``core.session.NoticeKind`` value, text
+            (streaming turned off for JSON mode, licence accepted).
+        catalogue_changed(): what is known of the models changed (``model_info``).
     """
 
     conversation_opened = Signal(str, list)
@@ -77,6 +92,9 @@ class ChatController(QObject):
     editing_changed = Signal(bool)
     store_problem = Signal(str)
     store_recovered = Signal()
+    send_refused = Signal(str, str)
+    turn_notice = Signal(str, str, str)
+    catalogue_changed = Signal()
 
     def __init__(
         self,
@@ -90,6 +108,8 @@ class ChatController(QObject):
     ) -> None:
         super().__init__(parent)
         self._prefs = prefs
+        self._client = client
+        self._models: dict[str, ModelInfo] = {}
         self._book = SessionBook(
             client=client,
             store=store,
@@ -208,10 +228,62 @@ class ChatController(QObject):
 
     # -- intents on the current conversation -----------------------------------------------
 
-    def send(self, text: str) -> str | None:
+    def send(self, text: str, *, images: Sequence[Attachment] = ()) -> str | None:
+        """Send ``text`` (and ``images``); a refusal (no vision) is said by send_refused."""
         if self.session is None:
             self.new_conversation()
-        return self.session.send(text) if self.session is not None else None
+        if self.session is None:
+            return None
+        try:
+            return self.session.send(text, images=images)
+        except SendRefused as refused:
+            self.send_refused.emit(refused.refusal.model, refused.refusal.message)
+            return None
+
+    def send_refusal(self, images: Sequence[Attachment]) -> str | None:
+        """Why ``images`` could not be sent to the current model (asked before sending)."""
+        if not images or self.session is None:
+            return None
+        refusal = self.session.refusal(images)
+        return refusal.message if refusal is not None else None
+
+    def send_tool_results(self, reply_id: str, results: dict[str, str]) -> str | None:
+        """The results the user gave for a reply's tool calls go back; the reply goes on."""
+        if self.session is None:
+            return None
+        try:
+            return self.session.send_tool_results(reply_id, results)
+        except ValueError as error:
+            self.send_refused.emit(self.current_model(), str(error))
+            return None
+
+    def agree_terms(self, message_id: str | None = None) -> bool:
+        """Agree and continue (the licence banner): accept the licence, resend the reply."""
+        return self.session is not None and self.session.agree_terms(message_id)
+
+    # -- what the models can do --------------------------------------------------------------
+
+    def set_models(self, models: Sequence[ModelInfo], *_: object) -> None:
+        """The catalogue (slot for ``models_loaded``): sessions refuse images to models
+        without vision, and the window offers what each model can do."""
+        self._models = {m.name: m for m in models}
+        self._book.catalogue = self._models.get
+        self.catalogue_changed.emit()
+
+    def model_info(self, model: str | None = None) -> ModelInfo | None:
+        """The catalogue entry of ``model`` (default: the current one), None if not known."""
+        return self._models.get(model or self.current_model())
+
+    def model_schema(self, model: str | None = None) -> ModelSchema | None:
+        """``model``'s input schema if a send already fetched it (None: not known yet)."""
+        return self._book.schemas.cached(model or self.current_model())
+
+    async def list_finetunes(self) -> list[FineTune]:
+        """The account's LoRA adapters; WorkersAIError or ConfigurationError when unreadable
+        (run it as a kept task: it is a network request)."""
+        if not isinstance(self._client, FineTuneLister):
+            return []
+        return await self._client.list_finetunes(self._prefs.connection())
 
     def regenerate(self, message_id: str) -> str | None:
         return self.session.regenerate(message_id) if self.session is not None else None
@@ -300,6 +372,8 @@ class ChatController(QObject):
             self._editing(event)
         elif isinstance(event, ev.StoreTrouble):
             self._store_trouble(event)
+        elif isinstance(event, ev.Notice):
+            self.turn_notice.emit(event.message_id, str(event.kind), event.text)
 
     def _finished(self, session: ChatSession | None, event: ev.TurnFinished) -> None:
         self._book.count_neurons(event.state)

@@ -12,10 +12,11 @@ from typing import Any
 
 from flarechat.api.errors import ErrorKind
 from flarechat.core import figures
-from flarechat.core.conversation import ConversationTree, Message
-from flarechat.core.session import can_continue, records
+from flarechat.core.connect import PARAM_RESPONSE_FORMAT, PARAM_TOOLS
+from flarechat.core.conversation import ROLE_ASSISTANT, STATUS_DONE, ConversationTree, Message
+from flarechat.core.session import can_continue, json_check, records
 from flarechat.core.turn import TurnState
-from flarechat.ui.control.view_data import MessageData
+from flarechat.ui.control.view_data import MessageData, ToolCallData
 
 __all__ = [
     "NoticeSpec",
@@ -59,6 +60,54 @@ def _error_text(message: Message) -> str | None:
     return text if isinstance(text, str) and text else None
 
 
+def _tool_calls(tree: ConversationTree, message: Message) -> tuple[ToolCallData, ...]:
+    """The reply's calls, each with the canned result its tool was defined with."""
+    tools = tree.conversation.params.get(PARAM_TOOLS)
+    canned = {
+        t.get("name"): t.get("canned_result")
+        for t in (tools if isinstance(tools, list) else [])
+        if isinstance(t, dict) and isinstance(t.get("canned_result"), str)
+    }
+    return tuple(
+        ToolCallData(
+            id=str(call.get("id", "")),
+            name=str(call.get("name", "")),
+            arguments=str(call.get("arguments") or ""),
+            canned=canned.get(call.get("name")),
+        )
+        for call in message.tool_calls
+    )
+
+
+def _json_fields(message: Message) -> dict[str, Any]:
+    """A finished reply asked for as JSON: its verdict and which JSON was asked for."""
+    asked = (message.request or {}).get(PARAM_RESPONSE_FORMAT)
+    if message.role != ROLE_ASSISTANT or not isinstance(asked, dict) or message.tool_calls:
+        return {}
+    if message.status != STATUS_DONE or not message.content:
+        return {}
+    schema = asked.get("schema")
+    verdict = json_check(message.content, schema if isinstance(schema, dict) else None)
+    return {"json_verdict": verdict, "json_kind": str(asked.get("type", ""))}
+
+
+def _capability_fields(
+    tree: ConversationTree, message: Message, *, is_last: bool | None
+) -> dict[str, Any]:
+    """Images, tool calls, a JSON verdict and the reply's note, only where a message has them."""
+    fields: dict[str, Any] = {}
+    if message.attachments:
+        fields["attachments"] = tuple(message.attachments)
+    if message.tool_calls:
+        last = is_last if is_last is not None else tree.last() is message
+        fields["tool_calls"] = _tool_calls(tree, message)
+        fields["awaiting_tool_results"] = bool(last) and message.status == STATUS_DONE
+    note = (message.meta or {}).get("note")
+    if isinstance(note, str) and note:
+        fields["note"] = note
+    return fields | _json_fields(message)
+
+
 def message_data(
     tree: ConversationTree, message: Message, *, is_last: bool | None = None
 ) -> MessageData:
@@ -83,6 +132,7 @@ def message_data(
         can_continue=can_continue(tree, message, is_last=is_last),
         sibling_index=index - 1,
         sibling_count=count,
+        **_capability_fields(tree, message, is_last=is_last),
     )
 
 

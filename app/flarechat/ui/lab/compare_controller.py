@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -153,16 +154,22 @@ class CompareController(QObject):
         self.run, self.vote, self._session = None, None, None
         self._update_busy()
 
-    def send(self, text: str) -> bool:
+    def send(self, text: str, *, prompts: Sequence[str] | None = None) -> bool:
         """Send to every column: the first prompt starts a new conversation; later ones
-        continue each column's own branch. False when nothing was sent."""
+        continue each column's own branch. ``prompts`` (first round only): each column's own
+        prompt, e.g. a template filled with one row per column. False when nothing was sent."""
         run = self.run
         if run is None or not text.strip() or self._busy:
             return False
         session = self._session or self._fresh_session()
         if session is None or session.is_busy:
             return False
-        ids = session.send_compare(text, run.specs(), after=run.last_replies())
+        specs = run.specs()
+        if prompts is not None:
+            if run.rounds or len(prompts) != len(specs):
+                return False
+            specs = [replace(spec, prompt=row) for spec, row in zip(specs, prompts, strict=True)]
+        ids = session.send_compare(text, specs, after=run.last_replies())
         if ids is None:
             return False
         run.conversation_id = session.id

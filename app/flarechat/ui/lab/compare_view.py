@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from flarechat.api.models import ModelInfo
+from flarechat.core.lab import templates
 from flarechat.core.lab.compare import LABELS, MAX_COLUMNS, MIN_COLUMNS, ColumnMetrics
 from flarechat.core.lab.votes import Verdict, VoteBook
 from flarechat.ui.control.chat import ChatController
@@ -130,8 +131,16 @@ class CompareWindow(QWidget):
         self.send_button = QPushButton("Send to all", self)
         self.send_button.setAccessibleName("Send to all")
         self.send_button.setDefault(True)
+        self.rows = QPlainTextEdit(self)
+        self.rows.setPlaceholderText(
+            "The prompt has {{variables}}: one row of values per column (a line each, or CSV)"
+        )
+        self.rows.setAccessibleName("Template rows")
+        self.rows.setFixedHeight(PROMPT_HEIGHT)
+        self.rows.hide()
         bottom = QHBoxLayout()
         bottom.addWidget(self.prompt, 1)
+        bottom.addWidget(self.rows, 1)
         bottom.addWidget(self.send_button, 0, Qt.AlignmentFlag.AlignBottom)
         box = QVBoxLayout(self)
         box.addLayout(top)
@@ -148,6 +157,7 @@ class CompareWindow(QWidget):
         self.export_csv.clicked.connect(partial(self.ask_export, "csv"))
         self.export_json.clicked.connect(partial(self.ask_export, "json"))
         self.send_button.clicked.connect(self.send)
+        self.prompt.textChanged.connect(self._show_rows_box)
         QShortcut(QKeySequence("Ctrl+Return"), self.prompt, self.send)
         c.column_started.connect(self._on_started)
         c.column_text.connect(lambda col, text: self.columns[col].append_text(text))
@@ -209,17 +219,42 @@ class CompareWindow(QWidget):
 
     # -- sending ---------------------------------------------------------------------------
 
+    def _first_round(self) -> bool:
+        run = self.controller.run
+        return run is None or not run.rounds
+
+    def _show_rows_box(self) -> None:
+        """A template's rows are asked for on the first round only: one column per row."""
+        wanted = self._first_round() and bool(templates.variables(self.prompt.toPlainText()))
+        self.rows.setVisible(wanted)
+
+    def _row_prompts(self, text: str) -> list[str] | None:
+        """The template filled with each row (the column count follows), or None with a note."""
+        try:
+            filled = templates.fill_rows(text, self.rows.toPlainText())
+        except templates.RowsError as error:
+            self.note.setText(str(error))
+            return None
+        if not MIN_COLUMNS <= len(filled) <= MAX_COLUMNS:
+            self.note.setText(f"Give {MIN_COLUMNS} to {MAX_COLUMNS} rows: one per column.")
+            return None
+        self.count_box.setValue(len(filled))
+        return [row.text for row in filled]
+
     def send(self) -> None:
         text = self.prompt.toPlainText()
         if not text.strip() or self.controller.busy:
             return
-        run = self.controller.run
-        if run is None or not run.rounds:
+        prompts = None
+        if self._first_round():
+            if self.rows.isVisible() and (prompts := self._row_prompts(text)) is None:
+                return
             self.controller.setup(
                 [c.setup() for c in self.columns], blind=self.blind_box.isChecked()
             )
             self._show_setups()
-        if self.controller.send(text):
+        if self.controller.send(text, prompts=prompts):
+            self.rows.hide()
             self.prompt.clear()
             self.note.clear()
         self._update_state()

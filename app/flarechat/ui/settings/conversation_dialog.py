@@ -1,4 +1,5 @@
-"""Per-conversation options: the system prompt and sampling parameters of one conversation."""
+"""Per-conversation options: the system prompt and sampling parameters of one conversation,
+and (on their own tabs) what it asks of the model: JSON output, tools, reasoning, LoRA."""
 
 from __future__ import annotations
 
@@ -14,11 +15,17 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPlainTextEdit,
     QSpinBox,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
+from flarechat.api.models import ModelInfo
+from flarechat.api.schema import ModelSchema
 from flarechat.settings.validate import SAMPLING_LIMITS, validate_sampling
+from flarechat.ui.capabilities.model_page import FineTuneLoader, ModelPage
+from flarechat.ui.capabilities.output_page import OutputPage
+from flarechat.ui.capabilities.tools_page import ToolsPage
 from flarechat.ui.control.preferences import PARAM_MAX_TOKENS, PARAM_TEMPERATURE
 from flarechat.ui.settings.fields import ErrorLabel
 
@@ -53,6 +60,11 @@ class ConversationDialog(QDialog):
         params: dict[str, Any],
         default_max_tokens: int,
         parent: QWidget | None = None,
+        model: str = "",
+        model_info: ModelInfo | None = None,
+        model_schema: ModelSchema | None = None,
+        native_endpoint: bool = True,
+        load_finetunes: FineTuneLoader | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Conversation settings")
@@ -77,6 +89,14 @@ class ConversationDialog(QDialog):
         self.error = ErrorLabel(self)
         self.error.setAccessibleName("Problem")
         self.error.hide()
+        self.output = OutputPage(params, native=native_endpoint, parent=self)
+        function_calling = model_info.function_calling if model_info is not None else None
+        self.tools = ToolsPage(params, function_calling=function_calling, model=model, parent=self)
+        self.model_page = ModelPage(
+            params, model=model, info=model_info, schema=model_schema,
+            load_finetunes=load_finetunes, parent=self,
+        )  # fmt: skip
+        self.finished.connect(self.model_page.cancel_loading)
         self._layout()
 
     def _sampling_field(self, name: str, params: dict[str, Any]) -> QLineEdit:
@@ -112,8 +132,19 @@ class ConversationDialog(QDialog):
                 button.setAccessibleName(name)
         buttons.accepted.connect(self._accept)
         buttons.rejected.connect(self.reject)
+        general = QWidget(self)
+        general.setLayout(form)
+        self.tabs = QTabWidget(self)
+        self.tabs.setAccessibleName("Conversation settings pages")
+        for page, title in (
+            (general, "General"),
+            (self.output, "Structured output"),
+            (self.tools, "Tools"),
+            (self.model_page, "Reasoning and LoRA"),
+        ):
+            self.tabs.addTab(page, title)
         column = QVBoxLayout(self)
-        column.addLayout(form)
+        column.addWidget(self.tabs)
         column.addWidget(self.error)
         column.addWidget(note)
         column.addWidget(buttons)
@@ -128,13 +159,23 @@ class ConversationDialog(QDialog):
             text = edit.text().strip()
             if text and validate_sampling(name, text) is None:
                 chosen[name] = int(text) if SAMPLING_LIMITS[name].integer else float(text)
+        for page in (self.output, self.tools, self.model_page):
+            chosen |= page.params()
         return chosen
 
     def problem(self) -> str | None:
         """The first out-of-range parameter (focused), or None when all are acceptable."""
         for name, edit in self.sampling.items():
             if (error := validate_sampling(name, edit.text())) is not None:
+                self.tabs.setCurrentIndex(0)
                 edit.setFocus()
+                return error
+        pages: tuple[OutputPage | ToolsPage | ModelPage, ...] = (
+            self.output, self.tools, self.model_page,
+        )  # fmt: skip
+        for index, page in enumerate(pages, start=1):
+            if (error := page.problem()) is not None:
+                self.tabs.setCurrentIndex(index)
                 return error
         return None
 

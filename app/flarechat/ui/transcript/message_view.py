@@ -20,6 +20,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from flarechat.ui.capabilities.json_reply import JsonReplyView
+from flarechat.ui.capabilities.thumbnails import MessageImages
+from flarechat.ui.capabilities.tool_cards import ToolCallsPanel
 from flarechat.ui.control.view_data import MessageData
 from flarechat.ui.shared.icons import APP_ICON, icon
 from flarechat.ui.shared.theme import current_palette, fill_rounded, named
@@ -57,7 +60,10 @@ LOG_ID_SHOWN_CHARS = 10
 AVATAR_PX = 18
 _LOG_LINK = "flarechat:copy-log-id"
 #: Parts below the header, in layout order; each is created the first time it is needed.
-_PART_ORDER = ("reasoning", "typing", "body", "plain", "marker", "error", "continue", "meta")
+_PART_ORDER = (
+    *("reasoning", "typing", "images", "body", "plain", "json", "tools"),
+    *("marker", "error", "continue", "meta"),
+)
 W = TypeVar("W", bound=QWidget)
 
 
@@ -77,7 +83,8 @@ class MessageView(QFrame):
     Signals (all carry the message id):
         regenerate_requested(str), edit_requested(str), continue_requested(str),
         branch_requested(str, int): -1 for the previous sibling, +1 for the next,
-        log_id_copied(str): the gateway log id just put on the clipboard.
+        log_id_copied(str): the gateway log id just put on the clipboard,
+        tool_results_submitted(str, dict): the results typed for the reply's tool calls.
     """
 
     regenerate_requested = Signal(str)
@@ -85,6 +92,7 @@ class MessageView(QFrame):
     continue_requested = Signal(str)
     branch_requested = Signal(str, int)
     log_id_copied = Signal(str)
+    tool_results_submitted = Signal(str, dict)
 
     def __init__(
         self, data: MessageData, *, note: str | None = None, parent: QWidget | None = None
@@ -197,6 +205,7 @@ class MessageView(QFrame):
             self.body.set_markdown(data.content)
         self._update_reasoning(live=False)
         self._update_chrome()
+        self._update_capabilities()
         self.render_count += 1
 
     def stream(self, content: str, reasoning: str) -> None:
@@ -224,7 +233,8 @@ class MessageView(QFrame):
     def _update_header(self) -> None:
         data = self._data
         is_user = data.role == "user"
-        self._role.setText("You" if is_user else _short_model(data.model) or "Assistant")
+        who = "Tool result" if data.role == "tool" else _short_model(data.model) or "Assistant"
+        self._role.setText("You" if is_user else who)
         self._role.setToolTip(data.model)
         self._avatar.setVisible(not is_user)
         if not is_user and self._avatar.pixmap().isNull():
@@ -280,6 +290,26 @@ class MessageView(QFrame):
         if self._set_visible_part("continue", visible=visible, factory=self._make_continue):
             cast(ContinueRow, self._parts["continue"]).button.setVisible(data.can_continue)
         self._update_meta()
+
+    def _update_capabilities(self) -> None:
+        """Images, a JSON verdict and tool calls: parts made only for messages that have them."""
+        data = self._data
+        if self._set_visible_part("images", visible=bool(data.attachments), factory=MessageImages):
+            cast(MessageImages, self._parts["images"]).set_images(data.attachments)
+        verdict = data.json_verdict if data.status not in OPEN_STATUSES else None
+        if self._set_visible_part("json", visible=verdict is not None, factory=JsonReplyView):
+            assert verdict is not None
+            json_view = cast(JsonReplyView, self._parts["json"])
+            json_view.set_verdict(verdict, kind=data.json_kind, note=data.note)
+            self._hide_part("body")
+        if self._set_visible_part("tools", visible=bool(data.tool_calls), factory=self._make_tools):
+            panel = cast(ToolCallsPanel, self._parts["tools"])
+            panel.set_calls(data.id, data.tool_calls, answerable=data.awaiting_tool_results)
+
+    def _make_tools(self) -> ToolCallsPanel:
+        panel = ToolCallsPanel()
+        panel.results_submitted.connect(self.tool_results_submitted)
+        return panel
 
     def _set_visible_part(
         self, name: str, *, visible: bool, factory: Callable[[], QWidget]

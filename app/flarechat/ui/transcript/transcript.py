@@ -56,7 +56,8 @@ class TranscriptView(QWidget):
     Signals (message ids are str):
         regenerate_requested(str), edit_requested(str), continue_requested(str),
         branch_requested(str, int): +1/-1 to the next/previous sibling,
-        log_id_copied(str): a gateway log id was copied to the clipboard.
+        log_id_copied(str): a gateway log id was copied to the clipboard,
+        tool_results_submitted(str, dict): reply id, ``{call id: result}`` (tool call cards).
 
     ``render_count`` counts re-renders of open messages; ``flush_count`` buffer flushes.
     """
@@ -66,6 +67,7 @@ class TranscriptView(QWidget):
     continue_requested = Signal(str)
     branch_requested = Signal(str, int)
     log_id_copied = Signal(str)
+    tool_results_submitted = Signal(str, dict)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -230,9 +232,9 @@ class TranscriptView(QWidget):
         position = self._list.position(message_id)
         if position is None:
             return
-        for data in self._list.messages()[position:]:
-            self._close_stream(data.id)
-            self._notes.pop(data.id, None)
+        for message_id in self._list.ids()[position:]:
+            self._close_stream(message_id)
+            self._notes.pop(message_id, None)
         self._list.truncate(position)
 
     # -- streaming -------------------------------------------------------------------------------
@@ -292,6 +294,7 @@ class TranscriptView(QWidget):
         view.regenerate_requested.connect(self.regenerate_requested)
         view.edit_requested.connect(self.edit_requested)
         view.continue_requested.connect(self.continue_requested)
+        view.tool_results_submitted.connect(self.tool_results_submitted)
         view.branch_requested.connect(self.branch_requested)
         view.log_id_copied.connect(self.log_id_copied)
         return view
