@@ -90,3 +90,16 @@ def test_token_counts_read_alike_in_the_window_and_the_cli() -> None:
     expected = "1,200\N{RIGHTWARDS ARROW}30 tokens (1,000 cached)"
     assert expected in meta_line(message).split(" · ")
     assert expected in summary_line(state, model="m").split(" · ")
+
+
+def test_the_metadata_line_ends_with_the_estimated_cost_when_prices_are_known() -> None:
+    from flarechat.api.models import ModelInfo
+
+    state = _state(ttft=0.5, speed_tokens=30, seconds=3.0, estimated=False)
+    message = _stored(state)  # 12 prompt tokens, 30 completion tokens
+    priced = ModelInfo("@cf/m", price_input_per_m=1.0, price_output_per_m=10.0)
+    line = meta_line(message, info=priced)
+    # 12 * $1/M + 30 * $10/M = $0.000312, shown as an estimate
+    assert line.split(" · ")[-1] == "\N{ALMOST EQUAL TO} $0.00031"
+    assert line.startswith(meta_line(message))
+    assert meta_line(message, info=ModelInfo("@cf/m")) == meta_line(message)  # no price, no cost

@@ -174,7 +174,8 @@ class ChatController(QObject):
     def _view(
         self, session: ChatSession, message: Message, *, is_last: bool | None = None
     ) -> MessageData:
-        data = presenting.message_data(session.tree, message, is_last=is_last)
+        info = self._models.get(message.model) if message.model else None
+        data = presenting.message_data(session.tree, message, is_last=is_last, info=info)
         live = session.live_text(message.id)
         return data if live is None else replace(data, content=live[0], reasoning=live[1])
 

@@ -11,7 +11,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from flarechat.api.errors import ErrorKind
-from flarechat.core import figures
+from flarechat.api.models import ModelInfo
+from flarechat.core import figures, meters
 from flarechat.core.connect import PARAM_RESPONSE_FORMAT, PARAM_TOOLS
 from flarechat.core.conversation import ROLE_ASSISTANT, STATUS_DONE, ConversationTree, Message
 from flarechat.core.session import can_continue, json_check, records
@@ -46,12 +47,17 @@ def _number(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def meta_line(message: Message) -> str:
-    """The metadata line: TTFT 420 ms · 38 tok/s · 152→418 tokens · 1.98 neurons · cache HIT.
+def meta_line(message: Message, *, info: ModelInfo | None = None) -> str:
+    """The metadata line: TTFT 420 ms · 38 tok/s · 152→418 tokens · 1.98 neurons · cache HIT,
+    then the estimated cost (≈ $0.00042) when the catalogue has the model's prices.
 
-    The same builder as the CLI's summary (``core.session.records.figures_text``).
+    The figures come from the CLI's builder too (``core.session.records.figures_text``).
     """
-    return records.figures_text(message.timings, message.usage, message.meta)
+    line = records.figures_text(message.timings, message.usage, message.meta)
+    cost = meters.reply_cost(message.usage, info)
+    if cost is None:
+        return line
+    return figures.SEPARATOR.join(filter(None, [line, meters.cost_text(cost)]))
 
 
 def _error_text(message: Message) -> str | None:
@@ -109,7 +115,11 @@ def _capability_fields(
 
 
 def message_data(
-    tree: ConversationTree, message: Message, *, is_last: bool | None = None
+    tree: ConversationTree,
+    message: Message,
+    *,
+    is_last: bool | None = None,
+    info: ModelInfo | None = None,
 ) -> MessageData:
     """The view's picture of one message on the visible path (with its < n/m > position).
 
@@ -126,7 +136,7 @@ def message_data(
         status=message.status,
         model=message.model or "",
         finish_reason=message.finish_reason,
-        meta_line=meta_line(message),
+        meta_line=meta_line(message, info=info),
         log_id=log_id if isinstance(log_id, str) else None,
         error_text=_error_text(message),
         can_continue=can_continue(tree, message, is_last=is_last),
