@@ -89,16 +89,19 @@ def test_capacity_banner_ticks_on_its_own(qtbot: QtBot) -> None:
     qtbot.waitUntil(lambda: banner.text.endswith("retrying in 2 s"), timeout=3000)
 
 
-def test_countdown_cannot_be_dismissed_but_exhausted_can(
+def test_the_retry_banner_closes_with_cancel_only(
     retry_banner: RetryBanner, find_button: FindButton
 ) -> None:
+    """Issue 11 #10: Cancel or a close button, not both; Cancel works before and after giving up."""
     retry_banner.show_capacity(model="m", attempt=1, max_attempts=4, seconds=5)
     with pytest.raises(AssertionError):
         find_button(retry_banner, "Dismiss")
     retry_banner.show_exhausted(model="m", attempts=4)
     assert not retry_banner.countdown_running
     assert "Gave up after 4 attempts" in retry_banner.text
-    find_button(retry_banner, "Dismiss").click()
+    with pytest.raises(AssertionError):
+        find_button(retry_banner, "Dismiss")
+    find_button(retry_banner, "Cancel").click()
     assert retry_banner.isHidden()
 
 
