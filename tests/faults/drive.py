@@ -3,6 +3,7 @@ a responsive window, nothing lost, no secret anywhere."""
 
 from __future__ import annotations
 
+import gc
 import sqlite3
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
@@ -129,8 +130,15 @@ async def faulty_window(
     """The window (as the UI tests compose it) with a heartbeat running while the test acts;
     afterwards, the profile, the log and the banners are scanned for the token."""
     async with window(emulator, profile, **options) as (env, main, seen):
+        # What earlier tests left in this process is not the app's: a full collection of it
+        # would stall the GUI thread here, so it is collected now and frozen out of later ones.
+        gc.collect()
+        gc.freeze()
         run = Run(env, main, seen, Heartbeat().start(), profile)
-        yield run
+        try:
+            yield run
+        finally:
+            gc.unfreeze()
         run.heartbeat.assert_responsive()
         await env.chat.drain()
         shown = [main.pane.notice_banner.text, main.pane.retry_banner.text]

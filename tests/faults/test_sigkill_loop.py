@@ -37,7 +37,7 @@ PROMPT = "Tell me a long story, slowly."
 #: Seconds between two words of the reply, and the pause in the middle of it.
 PACE = 0.1
 PAUSE_AFTER = 8  # words before the pause
-PAUSE = 1.5
+PAUSE = 1.2
 WORDS = 40
 #: The app saves streamed text at least this often (issue 13: at most 0.5 s lost per kill).
 SAVE_EVERY = 0.5
@@ -128,7 +128,7 @@ def _kill_moment(stream: Stream, rng: random.Random, kill: int) -> None:
         assert stream.paused.wait(PATIENCE), "the stream never paused"
         time.sleep(rng.uniform(SAVE_EVERY + PACE, PAUSE - PACE))
     else:
-        time.sleep(rng.uniform(0.0, PAUSE_AFTER * PACE + PAUSE + 1.0))
+        time.sleep(rng.uniform(0.0, PAUSE_AFTER * PACE + PAUSE + 0.3))
 
 
 def test_twenty_sigkills_lose_no_message_and_at_most_half_a_second_of_reply(
