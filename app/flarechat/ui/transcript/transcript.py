@@ -232,9 +232,9 @@ class TranscriptView(QWidget):
         position = self._list.position(message_id)
         if position is None:
             return
-        for message_id in self._list.ids()[position:]:
-            self._close_stream(message_id)
-            self._notes.pop(message_id, None)
+        for data in self._list.messages()[position:]:
+            self._close_stream(data.id)
+            self._notes.pop(data.id, None)
         self._list.truncate(position)
 
     # -- streaming -------------------------------------------------------------------------------
