@@ -5,19 +5,22 @@ conversation and remembers nothing but which message the banners are about.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QStackedWidget, QVBoxLayout, QWidget
 
+from flarechat.api.errors import ErrorKind
+from flarechat.core.session import Phase
 from flarechat.ui.capabilities.pane_hooks import CapabilityHooks
 from flarechat.ui.chat.banners import NoticeBanner, RetryBanner
 from flarechat.ui.chat.composer import ComposerWidget
 from flarechat.ui.chat.panels import DemoStrip, EmptyChatPanel, FindBar
 from flarechat.ui.control import presenting
 from flarechat.ui.control.chat import ChatController
-from flarechat.ui.control.view_data import MessageData
+from flarechat.ui.control.view_data import MessageData, PathView
 from flarechat.ui.transcript.transcript import TranscriptView
 
 __all__ = ["ChatPane"]
@@ -27,6 +30,8 @@ EDITING_TEXT = "Sending makes a new branch; the original stays available with \u
 CANCEL_EDIT = ("cancel_edit", "Cancel edit")
 STORE_PROBLEM_TITLE = "Can't save to the chat database"
 BANNER_MARGIN_PX = 12
+#: A reply waiting this long in the model's queue is said to be queued (a fast answer never is).
+QUEUE_SHOWN_AFTER_MS = 1000
 #: The composer and banners line up with the transcript's text column (its MAX_COLUMN_PX).
 COLUMN_MAX_PX = 860
 SECTION_GAP_PX = 8
@@ -54,6 +59,7 @@ class ChatPane(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("chatPane")
+        self._phase: tuple[str, str] | None = None  # the shown reply's latest phase
         self.demo_strip = DemoStrip(self)
         self.find_bar = FindBar(self)
         self.transcript = TranscriptView(self)
@@ -122,6 +128,7 @@ class ChatPane(QWidget):
         chat.turn_failed.connect(self.on_turn_failed)
         chat.retry_scheduled.connect(self.on_retry_scheduled)
         chat.retry_cleared.connect(self.on_retry_cleared)
+        chat.turn_phase_changed.connect(self.on_turn_phase_changed)
         chat.busy_changed.connect(self.composer.set_busy)
         chat.model_changed.connect(self.composer.set_model)
         chat.composer_text_requested.connect(self.composer.set_text)
@@ -165,9 +172,10 @@ class ChatPane(QWidget):
 
     # -- the conversation ------------------------------------------------------------------
 
-    def on_conversation_opened(self, _conversation_id: str, messages: list[MessageData]) -> None:
+    def on_conversation_opened(self, _conversation_id: str, messages: PathView) -> None:
         self.clear_banners()
-        running = next((i for i, m in enumerate(messages) if self.chat.is_running(m.id)), None)
+        running_at = (messages.position_of(m) for m in self.chat.running_turns())
+        running = min((p for p in running_at if p is not None), default=None)  # no data made
         settled = messages if running is None else messages[:running]
         self.transcript.set_history(settled)
         self._append(messages[len(settled) :])
@@ -239,6 +247,23 @@ class ChatPane(QWidget):
         if self.chat.is_shown(message_id):
             self.transcript.set_siblings(message_id, index, count)
 
+    def on_turn_phase_changed(self, message_id: str, phase: str) -> None:
+        """A reply sent with Reject if busy off waits in the model's queue: once that lasts
+        QUEUE_SHOWN_AFTER_MS, the composer says so and counts the wait up."""
+        if not self.chat.is_shown(message_id):
+            return
+        self._phase = (message_id, phase)
+        if phase == Phase.QUEUED:
+            QTimer.singleShot(
+                QUEUE_SHOWN_AFTER_MS, functools.partial(self._still_queued, message_id)
+            )
+        else:
+            self.composer.clear_queued()
+
+    def _still_queued(self, message_id: str) -> None:
+        if self._phase == (message_id, Phase.QUEUED) and self.chat.is_running(message_id):
+            self.composer.show_queued(QUEUE_SHOWN_AFTER_MS / 1000)
+
     def on_text_appended(self, message_id: str, text: str) -> None:
         if self.chat.is_shown(message_id):
             self.composer.clear_queued()  # the queue gave way: the reply is arriving
@@ -261,7 +286,7 @@ class ChatPane(QWidget):
         self.clear_banners()
         self.composer.clear_queued()
         self._banner_message = message_id
-        if kind == "capacity":
+        if kind == ErrorKind.CAPACITY:
             model = short_model(str(extra.get("model", "")))
             attempts = int(extra.get("attempts", 1))
             self.retry_banner.show_exhausted(model=model, attempts=attempts)
@@ -286,7 +311,7 @@ class ChatPane(QWidget):
         if not self.chat.is_shown(message_id):
             return
         self._banner_message = message_id
-        if kind == "capacity":
+        if kind == ErrorKind.CAPACITY:
             self.notice_banner.hide()
             self.retry_banner.show_capacity(
                 model=short_model(model),

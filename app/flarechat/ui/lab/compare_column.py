@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from flarechat.api.errors import ErrorKind
 from flarechat.api.models import ModelInfo
 from flarechat.core import figures
 from flarechat.core.lab.compare import ColumnMetrics, ColumnSetup
@@ -285,7 +286,7 @@ class CompareColumn(QFrame):
     def show_retry(
         self, *, name: str, attempt: int, max_attempts: int, seconds: float, kind: str
     ) -> None:
-        if kind == "capacity":
+        if kind == ErrorKind.CAPACITY:
             self.notice.hide()
             self.retry_banner.show_capacity(
                 model=name, attempt=attempt, max_attempts=max_attempts, seconds=seconds
@@ -302,7 +303,7 @@ class CompareColumn(QFrame):
 
     def show_failure(self, *, name: str, kind: str, message: str, extra: dict[str, Any]) -> None:
         self.clear_retry()
-        if kind == "capacity":
+        if kind == ErrorKind.CAPACITY:
             self.retry_banner.show_exhausted(model=name, attempts=int(extra.get("attempts", 1)))
             return
         spec = presenting.notice_for_failure(kind, message, extra=extra)
