@@ -86,6 +86,7 @@ async def session(profile: Path, emulator: EmulatorServer, **settings: Any) -> A
     from flarechat.ui.app import GuiOptions, Session
     from flarechat.ui.control.preferences import Preferences
 
+    await asyncio.to_thread(profile.mkdir, parents=True, exist_ok=True)
     os.environ["FLARECHAT_HOME"] = str(profile)
     values: dict[str, Any] = {
         "account_id": DEMO_ACCOUNT_ID,

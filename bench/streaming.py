@@ -118,8 +118,8 @@ async def _window_reply(
     shown: Any, heartbeat: Heartbeat, *, wait: float = WAIT_S
 ) -> tuple[float, float, float]:
     """(seconds send -> painted, longest stall, p99 stall) for one long reply."""
-    chat, viewport = shown.chat, shown.window.pane.transcript.scroll_area.viewport()
-    waiter = PaintWaiter(viewport)
+    chat = shown.chat
+    waiter = PaintWaiter(shown.window.pane)  # the pane: always shown, the transcript within it
     done: asyncio.Future[float] = asyncio.get_running_loop().create_future()
 
     def finished(_message_id: str, data: Any) -> None:
@@ -161,19 +161,29 @@ async def _parallel(shown: Any, heartbeat: Heartbeat) -> float:
     return heartbeat.longest(start, end)
 
 
+async def _unpaced_works(emu: EmulatorServer, profile: Path) -> bool:
+    """Whether the window gets through one unpaced reply (a hung one poisons its session)."""
+    async with session(profile / "probe", emu, default_max_tokens=REPLY_TOKENS + 100) as shown:
+        heartbeat = Heartbeat()
+        try:
+            await _window_reply(shown, heartbeat, wait=HANG_S)
+        except TimeoutError:
+            return False
+        finally:
+            heartbeat.stop()
+    return True
+
+
 async def _measure(repeats: int, profile: Path) -> list[Result]:
     with EmulatorServer(config=EmulatorConfig(tokens_per_second=UNPACED_TOKENS_PER_SECOND)) as emu:
         emu.state.set_slots(MODEL, PARALLEL * 2)
-        async with session(profile, emu, default_max_tokens=REPLY_TOKENS + 100) as shown:
+        bare_read(emu)  # warm-up
+        pace = "unpaced"
+        if not await _unpaced_works(emu, profile):  # reported, then measured at a pace it survives
+            emu.state.tokens_per_second = FALLBACK_TOKENS_PER_SECOND
+            pace = HANG_NOTE
+        async with session(profile / "run", emu, default_max_tokens=REPLY_TOKENS + 100) as shown:
             heartbeat = Heartbeat()
-            bare_read(emu)  # warm-ups
-            pace = "unpaced"
-            try:
-                await _window_reply(shown, heartbeat, wait=HANG_S)
-            except TimeoutError:  # reported, then measured at a pace the window survives
-                emu.state.tokens_per_second = FALLBACK_TOKENS_PER_SECOND
-                pace = HANG_NOTE
-                await _window_reply(shown, heartbeat)
             bare: list[float] = []
             ours: list[tuple[float, float, float]] = []
             for _ in range(repeats):
