@@ -36,12 +36,6 @@ async def test_a_read_only_database_says_so_and_the_chat_goes_on(
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="core/session: while another connection holds the SQLite write lock, send() emits "
-    "turn_started and store_problem but the generation request is never sent (only the models "
-    "GET reached the emulator in 20 s): the reply waits on the store instead of streaming",
-)
 async def test_a_database_locked_by_another_instance_is_written_once_it_is_free(
     emulator: EmulatorServer, isolated_profile: Path, logged: pytest.LogCaptureFixture
 ) -> None:

@@ -97,6 +97,11 @@ class ConversationSaver:
         self._keep(message, partial=False)
         await self.flush()
 
+    def keep(self, message: Message, *, partial: bool = False) -> None:
+        """Hold a message for the next flush without writing now (the database is failing:
+        the recovery loop writes it, and nothing waits on a locked store)."""
+        self._keep(message, partial=partial)
+
     def _keep(self, message: Message, *, partial: bool) -> None:
         # A whole-record write supersedes a text-only one still waiting (never the reverse).
         if partial and message.id not in self._unsaved:

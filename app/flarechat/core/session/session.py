@@ -106,6 +106,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+#: How long a send waits for its rows to be committed before sending anyway: a locked or
+#: full database keeps them in memory (and says so) instead of holding the reply up.
+COMMIT_WAIT = 1.0
 #: The user message a "Continue" click sends after a reply stopped at max_tokens.
 CONTINUE_PROMPT = "Continue exactly where you stopped."
 FINISH_LENGTH = "length"
@@ -379,7 +382,30 @@ class ChatSession:
             await self._run(reply)
 
     async def _add_rows(self, messages: list[Message]) -> None:
-        if messages and await self._saver.add(messages):
+        """Commit new rows before going on, but never wait long on a failing database: after
+        COMMIT_WAIT the write goes on in the background (kept in memory, said in a banner)."""
+        if not messages:
+            return
+        if self._saver.failing:
+            for message in messages:
+                self._saver.keep(message)
+            return
+        task = self._jobs.spawn(self._store_rows(messages), name="store-rows")
+        if task is not None:
+            await asyncio.wait({task}, timeout=COMMIT_WAIT)
+
+    async def _save_final(self, message: Message) -> None:
+        """A message's whole record, waited for at most COMMIT_WAIT: while the database
+        fails it is kept for the recovery loop, so a reply never waits on a locked store."""
+        if self._saver.failing:
+            self._saver.keep(message)
+            return
+        task = self._jobs.spawn(self._saver.finalise(message), name="save-final")
+        if task is not None:
+            await asyncio.wait({task}, timeout=COMMIT_WAIT)
+
+    async def _store_rows(self, messages: list[Message]) -> None:
+        if await self._saver.add(messages):
             self._emit(ConversationStored(self.id))
 
     async def _new_reply(
@@ -437,7 +463,7 @@ class ChatSession:
     async def _stopped_unsent(self, message: Message) -> None:
         """Stopped before the request went out: an empty "stopped" reply, kept and shown."""
         message.status = STATUS_STOPPED
-        await self._saver.finalise(message)
+        await self._save_final(message)
         self._emit(TurnFinished(self.id, message, message.model or ""))
 
     # -- running a reply ---------------------------------------------------------------
@@ -504,7 +530,7 @@ class ChatSession:
             kind, message = ErrorKind.BAD_REQUEST, reply.message
             message.status = STATUS_FAILED
             message.error = {"kind": str(kind), "message": str(error)}
-            await self._saver.finalise(message)
+            await self._save_final(message)
             self._fail_unsent(message, text=str(error), kind=kind)
         except asyncio.CancelledError:
             await self._end_saving(saving)
@@ -603,7 +629,10 @@ class ChatSession:
         while True:
             await asyncio.sleep(self._save_interval)
             if reply.take_text():
-                await self._saver.save_partial(reply.message)
+                if self._saver.failing:
+                    self._saver.keep(reply.message, partial=True)
+                else:
+                    await self._saver.save_partial(reply.message)
                 self._emit(TurnProgress(self.id, reply.message.id, reply.model, reply.state))
 
     async def _end_saving(self, saving: asyncio.Task[Any] | None) -> None:
@@ -635,7 +664,7 @@ class ChatSession:
         error = state.error
         message.error = {"kind": str(error.kind), "message": error.message} if error else None
         message.tool_calls = records.tool_calls_record(state)
-        await self._saver.finalise(message)
+        await self._save_final(message)
         if message.tool_calls:
             calls = tuple(dict(c) for c in message.tool_calls)
             self._emit(ToolCallsReceived(self.id, message.id, calls))
@@ -980,8 +1009,11 @@ class ChatSession:
             self._emit(TurnStarted(self.id, message.id))
 
     def _rerun(self, message_id: str, *, reject_if_busy: bool | None) -> None:
-        # Only this reply must be idle: a compare column is retried while others stream.
-        if message_id not in self.tree or message_id in self._tasks:
+        # Only this reply must be idle: a compare column is retried while others stream. A
+        # reply whose failure was just reported is final while its task still unwinds.
+        running = self._replies.get(message_id)
+        busy = message_id in self._tasks and (running is None or not running.state.is_final)
+        if message_id not in self.tree or busy:
             return
         message = self.tree.get(message_id)
         message.status, message.error, message.finish_reason = STATUS_STREAMING, None, None
@@ -995,7 +1027,7 @@ class ChatSession:
     ) -> None:
         try:
             reply = await self._new_reply(message, reject_if_busy=reject_if_busy, sent_at=sent_at)
-            await self._saver.finalise(message)  # its new request record, status "streaming"
+            await self._save_final(message)  # its new request record, status "streaming"
         except asyncio.CancelledError:
             await self._stopped_unsent(message)
             raise
