@@ -24,6 +24,9 @@ pytestmark = pytest.mark.asyncio
 
 SCOUT = "@cf/meta/llama-4-scout-17b-16e-instruct"
 LICENSED = "@cf/meta/llama-3.2-11b-vision-instruct"
+#: Tokens enough for the emulator's "I received 1 image…" line: a whole demo reply streams
+#: for seconds, too long on a loaded machine.
+SHORT_REPLY = 24
 #: takes response_format and tools in the emulator's catalogue (llama-3.1-8b-fast takes neither)
 CAPABLE = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
 SCHEMA = {
@@ -73,6 +76,7 @@ async def test_an_image_goes_to_a_vision_model_and_shows_in_the_transcript(
         assert not attach.button.isEnabled()  # llama-3.1-8b cannot see
         assert "cannot see images" in attach.button.toolTip()
         env.chat.set_model(SCOUT)
+        env.chat.set_options("", {"max_tokens": SHORT_REPLY})  # the image line comes first
         assert attach.button.isEnabled()
         _paste_image(pane)
         pane.composer.set_text("What is in this picture?")
