@@ -72,6 +72,14 @@ def test_paste_attaches_and_send_works_with_images_and_no_text(qtbot: QtBot) -> 
     assert sent.args == [""]
 
 
+def test_an_empty_box_takes_no_room(qtbot: QtBot) -> None:
+    composer = ComposerWidget()
+    qtbot.addWidget(composer)
+    composer.show()
+    assert not composer.attachments.isVisibleTo(composer)
+    assert composer.attachments.problem.isHidden()
+
+
 def test_pasted_text_still_goes_into_the_box(qtbot: QtBot) -> None:
     composer = ComposerWidget()
     qtbot.addWidget(composer)

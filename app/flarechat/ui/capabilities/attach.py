@@ -71,6 +71,7 @@ class AttachmentBox(QWidget):
         column.addWidget(self.thumbnails)
         column.addWidget(self.problem)
         self.set_vision(None, model="")
+        self.show_problem(None)  # empty: the box takes no room until an image or a problem
         self._refresh()
 
     # -- state -----------------------------------------------------------------------------
