@@ -23,7 +23,7 @@ from flarechat.core.tasks import TaskKeeper
 from flarechat.core.turn import ChatStreamer, TurnState
 from flarechat.ui.control import presenting
 from flarechat.ui.control.preferences import Preferences
-from flarechat.ui.control.view_data import MessageData
+from flarechat.ui.control.view_data import MessageData, PathView
 
 __all__ = ["ChatController", "FineTuneLister"]
 
@@ -39,7 +39,7 @@ class ChatController(QObject):
     """Turns the user's intents into session calls and session events into signals.
 
     Signals:
-        conversation_opened(str, list): conversation id, MessageData of its visible path.
+        conversation_opened(str, object): conversation id, PathView of its visible path.
         conversation_stored(str): a draft conversation got its row (the list changed).
         message_added(str, object): conversation id, MessageData of a new user message.
         message_updated(object): a MessageData to re-show (e.g. its Continue button went).
@@ -71,7 +71,7 @@ class ChatController(QObject):
         catalogue_changed(): what is known of the models changed (``model_info``).
     """
 
-    conversation_opened = Signal(str, list)
+    conversation_opened = Signal(str, object)  # a PathView: Qt would copy a list whole
     conversation_stored = Signal(str)
     message_added = Signal(str, object)
     message_updated = Signal(object)
@@ -163,13 +163,21 @@ class ChatController(QObject):
             return None
         return (plan.message_id, plan.attempt, plan.max_attempts, plan.delay, plan.model, plan.kind)
 
-    def path_view(self, conversation_id: str) -> list[MessageData]:
+    def path_view(self, conversation_id: str) -> PathView:
+        """The shown path's messages; each MessageData is made when first read (a long
+        conversation opens with data for the pages shown only)."""
         session = self._book.session(conversation_id)
-        return self._views(session, session.tree.path()) if session is not None else []
+        return (
+            self._views(session, session.tree.path()) if session is not None else PathView.empty()
+        )
 
-    def _views(self, session: ChatSession, shown: Sequence[Message]) -> list[MessageData]:
-        last = shown[-1].id if shown else None
-        return [self._view(session, m, is_last=m.id == last) for m in shown]
+    def _views(self, session: ChatSession, shown: Sequence[Message]) -> PathView:
+        messages = list(shown)
+        last = len(messages) - 1
+        return PathView(
+            [m.id for m in messages],
+            lambda i: self._view(session, messages[i], is_last=i == last),
+        )
 
     def _view(
         self, session: ChatSession, message: Message, *, is_last: bool | None = None

@@ -3,14 +3,16 @@ controller modules never import a widget module."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import overload
 
 from flarechat.api.config import Secret
 from flarechat.core.conversation import Attachment
 from flarechat.core.session.structured import JsonVerdict
 from flarechat.settings.schema import Settings
 
-__all__ = ["MessageData", "ToolCallData", "VerifyInput"]
+__all__ = ["MessageData", "PathView", "ToolCallData", "VerifyInput"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,3 +70,74 @@ class VerifyInput:
     api_token: Secret
     api_base: str = ""  # "" = the default Cloudflare API base
     request_timeout: float = Settings().request_timeout
+
+
+class PathView(Sequence[MessageData]):
+    """The messages of a conversation's shown path, each MessageData made only when first
+    asked for (then kept): opening a long conversation makes data for the pages shown only.
+
+    ``made_count`` counts the MessageData made (tests bound it).
+    """
+
+    def __init__(self, ids: Sequence[str], make: Callable[[int], MessageData]) -> None:
+        self._ids = list(ids)
+        self._make = make
+        self._made: dict[int, MessageData] = {}
+        self._positions: dict[str, int] | None = None
+        self.made_count = 0
+
+    @classmethod
+    def empty(cls) -> PathView:
+        return cls([], _no_message)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def ids(self) -> list[str]:
+        """Every message id, in path order."""
+        return list(self._ids)
+
+    def id_at(self, position: int) -> str:
+        return self._ids[position]
+
+    def data_at(self, position: int) -> MessageData:
+        position = range(len(self._ids))[position]  # negative positions; IndexError
+        data = self._made.get(position)
+        if data is None:
+            data = self._made[position] = self._make(position)
+            self.made_count += 1
+        return data
+
+    def position_of(self, message_id: str) -> int | None:
+        if self._positions is None:
+            self._positions = {mid: position for position, mid in enumerate(self._ids)}
+        return self._positions.get(message_id)
+
+    @overload
+    def __getitem__(self, index: int) -> MessageData: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> PathView: ...
+
+    def __getitem__(self, index: int | slice) -> MessageData | PathView:
+        if isinstance(index, int):
+            return self.data_at(index)
+        positions = range(len(self._ids))[index]
+        return PathView([self._ids[p] for p in positions], lambda i: self.data_at(positions[i]))
+
+    def __iter__(self) -> Iterator[MessageData]:
+        return (self.data_at(position) for position in range(len(self._ids)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or len(other) != len(self):
+            return NotImplemented if not isinstance(other, Sequence) else False
+        return all(mine == theirs for mine, theirs in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"PathView({len(self._ids)} messages, {self.made_count} made)"
+
+
+def _no_message(position: int) -> MessageData:
+    raise IndexError(position)
