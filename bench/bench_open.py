@@ -4,7 +4,7 @@ Both conversations live in one real SQLite store (a throwaway FLARECHAT_HOME) an
 way the window opens them, on the app's asyncio-in-Qt loop (FlareEventLoop), offscreen:
 
 (a) AsyncChatStore.load_tree + tree.path() (the read runs on the store's worker thread);
-    then MessageData for the whole path (presenting.message_data, as TurnBook.path_view does);
+    then the PathView over it (as ChatController.path_view: MessageData made when shown);
 (b) TranscriptView.set_history(...) until the first page has filled in and been painted;
 (c) the longest gap of a 10 ms QTimer heartbeat during the open: the GUI thread's longest
     stall, i.e. the visible pause;
@@ -43,9 +43,9 @@ from flarechat.core.conversation import (
 )
 from flarechat.core.store import AsyncChatStore, ChatStore, default_path
 from flarechat.ui.control.presenting import message_data
+from flarechat.ui.control.view_data import PathView
 from flarechat.ui.shared.loop import FlareEventLoop
 from flarechat.ui.shared.theme import apply_theme
-from flarechat.ui.transcript.message_view import MessageData
 from flarechat.ui.transcript.transcript import TranscriptView
 
 DEFAULT_MESSAGES = 5_000
@@ -156,11 +156,11 @@ def build_tree(count: int, *, title: str) -> ConversationTree:
     return tree
 
 
-def path_data(tree: ConversationTree) -> list[MessageData]:
-    """What the controller hands to the transcript: MessageData for the visible path."""
+def path_data(tree: ConversationTree) -> PathView:
+    """What the controller hands to the transcript: a lazy view of the visible path."""
     path = tree.path()
-    last = path[-1].id if path else None
-    return [message_data(tree, m, is_last=m.id == last) for m in path]
+    last = len(path) - 1
+    return PathView([m.id for m in path], lambda i: message_data(tree, path[i], is_last=i == last))
 
 
 # -- measuring instruments -----------------------------------------------------------------------
@@ -334,7 +334,7 @@ def report(base: Sample, large: Sample, *, messages: int) -> None:
     back = f"{min(SCROLL_BACK, messages - 1):,} back (base {BASELINE_MESSAGES - 1})"
     rows: list[tuple[str, str, Callable[[Sample], float]]] = [
         ("(a)", "load_tree + path()", lambda s: s.load),
-        ("", "MessageData for the path", lambda s: s.data),
+        ("", "PathView for the path", lambda s: s.data),
         ("(b)", "set_history -> first page painted", lambda s: s.history),
         ("", "whole open: load -> painted", lambda s: s.total),
         ("(c)", f"longest GUI stall during open ({HEARTBEAT_MS} ms beat)", lambda s: s.stall),

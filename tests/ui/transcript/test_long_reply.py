@@ -16,13 +16,10 @@ from flarechat.ui.transcript.markdown import (
 )
 from flarechat.ui.transcript.markdown_view import (
     BIG_BLOCK_CHARS,
-    RAW_CHUNK_CHARS,
     SETTLE_BUDGET_CHARS,
+    TABLES_PER_PAGE,
     TAIL_RENDER_MAX_CHARS,
-    CodeBlockWidget,
     MarkdownView,
-    ProseLabel,
-    RawChunk,
 )
 from flarechat.ui.transcript.message_view import MessageData
 from flarechat.ui.transcript.transcript import TranscriptView
@@ -60,23 +57,15 @@ def deltas(text: str, size: int = DELTA_CHARS) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-def shown_text(view: MarkdownView) -> str:
-    """What the user reads: prose as plain text, code and raw chunks as they are."""
-    parts: list[str] = []
-    for widget in view.block_widgets():
-        if isinstance(widget, ProseLabel):
-            doc = QTextDocument()
-            doc.setHtml(widget.text())
-            parts.append("\n" + doc.toPlainText())
-        elif isinstance(widget, CodeBlockWidget):
-            parts.append("\n" + widget.block.code)
-        else:
-            parts.append(widget.text())  # chunks of one block continue each other
-    return "".join(parts)
-
-
 def words(text: str) -> list[str]:
-    return [w for w in text.replace("```python", " ").replace("```", " ").split() if w != "-"]
+    """The words a reader sees, from Markdown or from the body's plain text (fences, list
+    bullets and each code block's "python | Copy" header aside)."""
+    skipped = {"", "-", "\u00b7", "python", "Copy"}
+    return [w.strip("`") for w in text.split() if w.strip("`") not in skipped]
+
+
+def widget_count(view: QWidget) -> int:
+    return len(view.findChildren(QWidget))
 
 
 def test_scanner_agrees_with_split_settled_as_text_grows() -> None:
@@ -90,23 +79,27 @@ def test_scanner_agrees_with_split_settled_as_text_grows() -> None:
 def test_long_reply_parses_a_bounded_amount_per_update(qtbot: QtBot) -> None:
     view = MarkdownView()
     qtbot.addWidget(view)
+    view.resize(600, 100)
     text = long_reply(LONG_REPLY_CHARS)
     shown = ""
+    widgets = widget_count(view)
     for delta in deltas(text):
         shown += delta
         before = PARSE_STATS.chars
         view.stream_markdown(shown)
         assert PARSE_STATS.chars - before <= PARSE_BOUND
-    # A label per code block, prose between them merged: not a widget per Markdown block.
-    assert len(view.block_widgets()) <= 2 * text.count("```python") + 1
+        assert view.set_chars <= 2 * PARSE_BOUND  # HTML handed to Qt: new blocks and the tail
+    # One document, whatever the reply's length: no widget per block, code block or chunk.
+    assert widget_count(view) == widgets
     before = PARSE_STATS.chars
     view.set_markdown(text)  # finishing a streamed reply renders only its tail
     assert PARSE_STATS.chars - before <= PARSE_BOUND
     qtbot.waitUntil(lambda: not view.is_rendering())
-    assert words(shown_text(view)) == words(text)
+    assert words(view.plain_text()) == words(text)
+    assert len(view.code_blocks()) == text.count("```python")
 
 
-def test_giant_code_block_streams_by_appending_plain_chunks(qtbot: QtBot) -> None:
+def test_giant_code_block_streams_by_appending_plain_text(qtbot: QtBot) -> None:
     view = MarkdownView()
     qtbot.addWidget(view)
     code = "".join(f"value_{i} = compute({i})\n" for i in range(4_000))
@@ -116,12 +109,12 @@ def test_giant_code_block_streams_by_appending_plain_chunks(qtbot: QtBot) -> Non
     for delta in deltas(text, 1_000):
         shown += delta
         view.stream_markdown(shown)
-        assert view.set_chars <= RAW_CHUNK_CHARS + 1_000  # appended, never re-set whole
+        assert view.set_chars <= TAIL_RENDER_MAX_CHARS + 1_000  # appended, never re-set whole
     assert PARSE_STATS.chars - parsed_before <= len(deltas(text, 1_000)) * PARSE_BOUND // 8
-    assert any(isinstance(w, RawChunk) for w in view.block_widgets())
+    assert "value_3999 = compute(3999)" in view.plain_text()
     view.stream_markdown(shown + "```\n\nAfter.")
     qtbot.waitUntil(lambda: not view.is_rendering())
-    assert words(shown_text(view)) == words(text + "\nAfter.")
+    assert words(view.plain_text()) == words(text + "\nAfter.")
 
 
 def test_a_long_reply_streams_through_the_transcript_and_reads_exactly(qtbot: QtBot) -> None:
@@ -140,7 +133,30 @@ def test_a_long_reply_streams_through_the_transcript_and_reads_exactly(qtbot: Qt
     view = transcript.view_for("a1")
     assert view is not None
     qtbot.waitUntil(lambda: not view.body.is_rendering())
-    assert words(shown_text(view.body)) == words(text)
+    assert words(view.body.plain_text()) == words(text)
+
+
+def test_streaming_keeps_the_widget_count_and_never_lays_the_whole_body_out_again(
+    qtbot: QtBot,
+) -> None:
+    transcript = TranscriptView()
+    qtbot.addWidget(transcript)
+    transcript.resize(720, 480)
+    transcript.show()
+    text = long_reply(LONG_REPLY_CHARS)
+    transcript.begin_reply("a1", model=MODEL)
+    counts: set[int] = set()
+    for delta in deltas(text, 1_000):
+        transcript.append_text("a1", delta)
+        transcript.flush()
+        qtbot.wait(1)  # layout and paint, as between two flushes
+        counts.add(widget_count(transcript))
+    view = transcript.view_for("a1")
+    assert view is not None
+    assert len(counts) == 1  # the message grows inside one document, not by widgets
+    # Laid out whole once per width it had (first, real, after the scroll bar appeared):
+    # never per flush (Qt also asks at trial widths; those are answered without a layout).
+    assert view.body.layout_count <= 3 < len(deltas(text, 1_000))
 
 
 @pytest.mark.parametrize(
@@ -156,8 +172,8 @@ def test_half_received_table_rows_never_show_pipes(qtbot: QtBot, partial: str) -
     view = MarkdownView()
     qtbot.addWidget(view)
     view.stream_markdown(partial)
-    assert "|" not in shown_text(view)
-    assert "Intro" in shown_text(view)
+    assert "|" not in view.plain_text()
+    assert "Intro" in view.plain_text()
 
 
 def test_inline_code_padding_never_wraps_away_from_the_code(qtbot: QtBot) -> None:
@@ -178,3 +194,21 @@ def test_inline_code_padding_never_wraps_away_from_the_code(qtbot: QtBot) -> Non
             text = block.text()[line.textStart() : line.textStart() + line.textLength()]
             # A line ending in the opening pad leaves a sliver of code background behind.
             assert not text.rstrip(" ").endswith((" \u200a", " \xa0")), (width, text)
+
+
+def test_a_reply_full_of_tables_starts_a_new_page_every_few_dozen_tables(qtbot: QtBot) -> None:
+    view = MarkdownView()
+    qtbot.addWidget(view)
+    table = "| Model | TTFT |\n|:--|--:|\n| llama | 0.4 s |\n\nSome words.\n\n"
+    text = table * (TABLES_PER_PAGE * 3)
+    shown = ""
+    for delta in deltas(text, 300):
+        shown += delta
+        view.stream_markdown(shown)
+    qtbot.waitUntil(lambda: not view.is_rendering())
+    # Qt's layout visits every table (frame) of a document on each change: bounded per page.
+    per_page = [len(doc.rootFrame().childFrames()) for doc in view.documents()]
+    assert max(per_page) <= TABLES_PER_PAGE + SETTLE_BUDGET_CHARS // len(table)
+    assert len(per_page) <= 4
+    assert sum(per_page) == TABLES_PER_PAGE * 3
+    assert view.plain_text().count("llama") == TABLES_PER_PAGE * 3

@@ -1,14 +1,13 @@
-"""Markdown rendering: blocks, Qt HTML, highlighting, settled/tail split, and the block widgets."""
+"""Markdown rendering: blocks, Qt HTML, highlighting, settled/tail split, and the body document."""
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 import pytest
 from PySide6.QtCore import QSize, QUrl
 from PySide6.QtGui import QDesktopServices, QGuiApplication, QPixmap
-from PySide6.QtWidgets import QAbstractButton, QApplication, QWidget
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
+from transcript_helpers import click_link, code_colours, is_highlighted
 
 from flarechat.ui.shared.icons import icon
 from flarechat.ui.shared.theme import DARK, LIGHT, apply_theme, current_palette, monospace_family
@@ -20,9 +19,8 @@ from flarechat.ui.transcript.markdown import (
     render,
     split_settled,
 )
-from flarechat.ui.transcript.markdown_view import CodeBlockWidget, MarkdownView, ProseLabel
+from flarechat.ui.transcript.markdown_view import COPY_CODE_HREF, MarkdownView
 
-FindButton = Callable[[QWidget, str], QAbstractButton]
 OPAQUE = 255
 
 REPLY = """# Plan
@@ -165,7 +163,9 @@ def test_settled_part_only_grows_while_text_is_appended() -> None:
     assert previous == REPLY[: REPLY.index("Done.")]  # the last paragraph may still grow
 
 
-def test_links_open_in_the_browser_only_for_safe_schemes(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_links_open_in_the_browser_only_for_safe_schemes(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
     opened: list[str] = []
 
     def fake_open(url: QUrl) -> bool:
@@ -173,56 +173,60 @@ def test_links_open_in_the_browser_only_for_safe_schemes(monkeypatch: pytest.Mon
         return True
 
     monkeypatch.setattr(QDesktopServices, "openUrl", staticmethod(fake_open))
-    label = ProseLabel(ProseBlock('<a href="https://example.com">x</a>'))
-    label.linkActivated.emit("https://example.com")
+    view = MarkdownView()
+    qtbot.addWidget(view)
+    view.set_markdown("[x](https://example.com)")
+    click_link(view, "https://example.com")
     assert open_link("file:///etc/passwd") is False
     assert open_link("javascript:alert(1)") is False
     assert opened == ["https://example.com"]
 
 
-def test_code_block_widget_copies_code_and_highlights_only_when_closed(
-    qtbot: QtBot, find_button: FindButton
-) -> None:
-    widget = CodeBlockWidget(CodeBlock("python", "print('hi')", closed=False))
-    qtbot.addWidget(widget)
-    assert "<span style=" not in widget.code_html
-    widget.set_block(CodeBlock("python", "print('hi')", closed=True))
-    assert "<span style=" in widget.code_html
-    find_button(widget, "Copy code").click()
+def test_code_block_copy_link_copies_code_and_highlights_only_when_closed(qtbot: QtBot) -> None:
+    view = MarkdownView()
+    qtbot.addWidget(view)
+    view.stream_markdown("Code:\n\n```python\nprint('hi')\n")
+    assert not is_highlighted(view)
+    assert view.code_blocks() == []  # an open fence may still change: nothing to copy yet
+    view.set_markdown("Code:\n\n```python\nprint('hi')\n```\n")
+    assert is_highlighted(view)
+    assert view.code_blocks() == ["print('hi')"]
+    assert f'href="{COPY_CODE_HREF}0"' in view.documents()[0].toHtml()
+    with qtbot.waitSignal(view.code_copied) as copied:
+        click_link(view, f"{COPY_CODE_HREF}0")
+    assert copied.args == [0]
     assert QGuiApplication.clipboard().text() == "print('hi')"
 
 
-def test_streaming_renders_settled_blocks_once(qtbot: QtBot) -> None:
+def test_streaming_appends_settled_blocks_once(qtbot: QtBot) -> None:
     view = MarkdownView()
     qtbot.addWidget(view)
     view.stream_markdown("First paragraph.\n\nSecond")
-    first = view.block_widgets()[0]
-    assert isinstance(first, ProseLabel)
-    assert "First paragraph." in first.text()
+    assert view.documents()[0].begin().text() == "First paragraph."
+    settled = len("First paragraph.")
+    changed: list[int] = []
+    view.documents()[0].contentsChange.connect(
+        lambda position, _removed, _added: changed.append(position)
+    )
     for end in range(len("Second paragraph grows"), len(REPLY)):
         view.stream_markdown("First paragraph.\n\n" + "Second paragraph grows" + REPLY[:end])
-        assert view.block_widgets()[0] is first  # settled block untouched
+    assert changed
+    assert min(changed) >= settled  # the settled block is never touched again
     view.set_markdown(REPLY)
-    assert [type(w).__name__ for w in view.block_widgets()] == [
-        "ProseLabel",
-        "CodeBlockWidget",
-        "ProseLabel",
-    ]
+    assert view.code_blocks() == ["def f(x):\n    return x * 2"]
+    assert "Done." in view.plain_text()
+    assert is_highlighted(view)
 
 
 def test_open_fence_while_streaming_is_plain_then_highlighted(qtbot: QtBot) -> None:
     view = MarkdownView()
     qtbot.addWidget(view)
     view.stream_markdown("Code:\n\n```python\ndef f():\n")
-    code = view.block_widgets()[-1]
-    assert isinstance(code, CodeBlockWidget)
-    assert not code.block.closed
-    assert "<span style=" not in code.code_html
+    assert "def f():" in view.plain_text()
+    assert not is_highlighted(view)
     view.stream_markdown("Code:\n\n```python\ndef f():\n    pass\n```\n")
-    code = view.block_widgets()[-1]
-    assert isinstance(code, CodeBlockWidget)
-    assert code.block.closed
-    assert "<span style=" in code.code_html
+    assert is_highlighted(view)
+    assert view.code_blocks() == ["def f():\n    pass"]
 
 
 # --- theme and icons -----------------------------------------------------------------------------
@@ -243,17 +247,15 @@ def test_code_is_highlighted_again_when_the_theme_changes(qtbot: QtBot, qapp: QA
     qtbot.addWidget(view)
     view.show()
     view.set_markdown("```python\nx = 'dark or light'\n```\n")
-    code = view.block_widgets()[0]
-    assert isinstance(code, CodeBlockWidget)
-    light_html = code.code_html
-    dark_html = highlight("x = 'dark or light'", "python", palette=DARK)
+    light = code_colours(view)
     apply_theme(qapp, "dark")  # Qt posts the palette change to every widget
     try:
         assert current_palette() is DARK
-        qtbot.waitUntil(lambda: code.code_html == dark_html)
+        qtbot.waitUntil(lambda: bool(code_colours(view)) and code_colours(view) != light)
+        assert view.code_blocks() == ["x = 'dark or light'"]
     finally:
         apply_theme(qapp, "light")
-    qtbot.waitUntil(lambda: code.code_html == light_html)
+    qtbot.waitUntil(lambda: code_colours(view) == light)
 
 
 def test_icons_are_crisp_at_the_device_pixel_ratio_and_follow_the_theme(

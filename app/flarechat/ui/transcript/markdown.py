@@ -311,7 +311,8 @@ def _render_nested_code(
     code = html.escape(tokens[idx].content.rstrip("\n"))
     return (
         f"<pre style=\"font-family:'{options['flarechat_mono']}'; "
-        f'background-color:{palette.code_bg}; margin-bottom:{PARAGRAPH_GAP_PX}px;">{code}</pre>'
+        f"background-color:{palette.code_bg}; white-space:pre-wrap; "
+        f'margin-bottom:{PARAGRAPH_GAP_PX}px;">{code}</pre>'
     )
 
 
@@ -325,18 +326,21 @@ def _render_image(
     return f'<a href="{src}">[image: {alt}]</a>'
 
 
-def highlight(code: str, language: str, *, palette: Palette | None = None) -> str:
-    """``code`` as Qt rich-text HTML with pygments' inline-styled spans (theme's style)."""
+def highlight(
+    code: str, language: str, *, palette: Palette | None = None, block_style: str = ""
+) -> str:
+    """``code`` as Qt rich-text HTML with pygments' inline-styled spans (theme's style);
+    ``block_style`` is added to the ``<pre>``'s style (background, margins)."""
     if len(code) > HIGHLIGHT_MAX_CHARS:
-        return plain_code_html(code)
+        return plain_code_html(code, block_style=block_style)
     style = (palette or current_palette()).pygments_style
-    return _highlight_cached(code, language, style=style)
+    return _highlight_cached(code, language, style=style, block_style=block_style)
 
 
 @functools.lru_cache(maxsize=RENDER_CACHE_SIZE)
-def _highlight_cached(code: str, language: str, *, style: str) -> str:
+def _highlight_cached(code: str, language: str, *, style: str, block_style: str) -> str:
     body = pygments_highlight(code, _lexer(language.lower()), _formatter(style))
-    return _pre(body.rstrip("\n"))
+    return _pre(body.rstrip("\n"), block_style=block_style)
 
 
 @functools.cache
@@ -352,13 +356,16 @@ def _formatter(style: str) -> Any:
     return HtmlFormatter(noclasses=True, nowrap=True, style=style)
 
 
-def plain_code_html(code: str) -> str:
+def plain_code_html(code: str, *, block_style: str = "") -> str:
     """Unhighlighted code (an open fence while streaming) in the same monospace ``<pre>``."""
-    return _pre(html.escape(code))
+    return _pre(html.escape(code), block_style=block_style)
 
 
-def _pre(body: str) -> str:
-    return f"<pre style=\"margin:0px; font-family:'{monospace_family()}';\">{body}</pre>"
+def _pre(body: str, *, block_style: str = "") -> str:
+    return (
+        f"<pre style=\"margin:0px; white-space:pre-wrap; font-family:'{monospace_family()}'; "
+        f'{block_style}">{body}</pre>'
+    )
 
 
 def open_link(url: str) -> bool:

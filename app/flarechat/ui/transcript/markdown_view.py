@@ -1,32 +1,24 @@
-"""Widgets showing Markdown blocks: word-wrapped prose, code blocks, and a streaming body."""
+"""A message body as text documents: settled Markdown appended once, the open tail
+re-rendered as the document's last part; and WrappedLabel, the height-caching label."""
 
 from __future__ import annotations
 
 import bisect
+import html
 
-from PySide6.QtCore import QEvent, QRectF, Qt, QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
-    QColor,
+    QCursor,
     QGuiApplication,
-    QPainter,
-    QPainterPath,
-    QPaintEvent,
-    QPen,
-    QResizeEvent,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
 )
-from PySide6.QtWidgets import (
-    QFrame,
-    QHBoxLayout,
-    QLabel,
-    QScrollArea,
-    QSizePolicy,
-    QToolButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QLabel, QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
-from flarechat.ui.shared.icons import icon
-from flarechat.ui.shared.theme import RADIUS_PX, current_palette, monospace_family, mute, named
+from flarechat.ui.shared.theme import Palette, current_palette, monospace_family
+from flarechat.ui.transcript.document_page import DocumentPage
 from flarechat.ui.transcript.markdown import (
     Block,
     CodeBlock,
@@ -39,35 +31,40 @@ from flarechat.ui.transcript.markdown import (
     render,
 )
 
-__all__ = ["CodeBlockWidget", "MarkdownView", "ProseLabel", "RawChunk", "WrappedLabel"]
+__all__ = ["COPY_CODE_HREF", "MarkdownView", "WrappedLabel"]
 
 #: Widths remembered per label (resizing the window walks through many).
 _HEIGHT_CACHE_SIZE = 8
-#: How long the Copy button says "Copied".
+#: How long the "Copied" tip shows after a code block's Copy link is clicked.
 COPIED_FEEDBACK_MS = 1500
-#: Vertical gap between blocks (prose, code) inside a message, px.
-BLOCK_SPACING_PX = 8
 #: A text up to this long is rendered whole when final (longer: in bounded steps).
 FULL_RENDER_MAX_CHARS = 24_000
 #: Settled Markdown rendered per update (markdown-it is ~0.2-1 MB/s here; more is a stall).
 SETTLE_BUDGET_CHARS = 6_000
 #: One block (no blank line, or one code fence) longer than this is never parsed as Markdown:
-#: it is shown as plain text chunks (and a code block this long is not highlighted).
+#: it is shown as plain text (and a code block this long is not highlighted).
 BIG_BLOCK_CHARS = 8_000
 #: The open tail is re-rendered as Markdown while at most this long, else shown raw.
 TAIL_RENDER_MAX_CHARS = 3_000
-#: Prose HTML merged into one label, at most (fewer widgets, bounded re-layout per label).
-PROSE_CHUNK_CHARS = 8_000
-#: Plain text per RawChunk label (appending re-lays out one chunk at most).
-RAW_CHUNK_CHARS = 4_000
+#: A code block's Copy link: this prefix and the block's number in the document.
+COPY_CODE_HREF = "flarechat:copy-code/"
+#: Between a code block's language and its Copy link.
+CODE_HEADER_GAP = "&nbsp;" * 4 + "·" + "&nbsp;" * 4
+#: Space under a code block, px.
+CODE_GAP_PX = 8
+#: Tables on one page of a body before the next settled text starts a new page.
+TABLES_PER_PAGE = 24
+#: Merged into the document's last block, then deleted: lets an HTML fragment's first block
+#: keep its own format (QTextCursor.insertHtml would give it the block it lands in).
+_JOIN_MARK = "<p>\u2063</p>"
+FENCE_CHARS = "`~"
 
 
 class WrappedLabel(QLabel):
     """A word-wrapped QLabel that remembers its height for each width.
 
     Qt drops layout item caches whenever a sibling changes, and QLabel lays its text out
-    again for every heightForWidth call: while a reply streams, every block of the message
-    would be laid out several times per frame. Text, font or margins changes forget it.
+    again for every heightForWidth call. Text, font or margins changes forget it.
     """
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -94,210 +91,65 @@ class WrappedLabel(QLabel):
         super().changeEvent(event)
 
 
-class ProseLabel(WrappedLabel):
-    """One prose block: selectable, word-wrapped rich text; links open in the browser."""
-
-    def __init__(self, block: ProseBlock, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("proseLabel")
-        self.setTextFormat(Qt.TextFormat.RichText)
-        self.setOpenExternalLinks(False)
-        self.setTextInteractionFlags(
-            Qt.TextInteractionFlag.TextSelectableByMouse
-            | Qt.TextInteractionFlag.LinksAccessibleByMouse
-            | Qt.TextInteractionFlag.LinksAccessibleByKeyboard
-        )
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum)
-        self.linkActivated.connect(open_link)
-        self.block = block
-        self.setText(block.html)
-
-    def set_block(self, block: Block) -> None:
-        assert isinstance(block, ProseBlock)
-        if block != self.block:
-            self.block = block
-            self.setText(block.html)
-
-
-class CodeBlockWidget(QFrame):
-    """A code block: a header (language, Copy) over a monospace body that scrolls sideways."""
-
-    def __init__(self, block: CodeBlock, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("codeBlock")
-        self.block = block
-        self._language = mute(named(QLabel(), "codeLanguage"))
-        self._copy = named(QToolButton(), "actionButton")
-        self._copy.setAutoRaise(True)
-        self._copy.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self._copy.setAccessibleName("Copy code")
-        self._copy.setToolTip("Copy this code block to the clipboard")
-        self._copy.clicked.connect(self.copy_code)
-        self._body = named(QLabel(), "codeBody")
-        self._body.setTextFormat(Qt.TextFormat.RichText)
-        self._body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self._body.setContentsMargins(10, 8, 10, 8)
-        self._scroll = _CodeScroll(self._body)
-        self._build_layout()
-        self._show_copy_label("Copy", "copy")
-        self._rendered_style = ""
-        self._apply(force=True)
-
-    def _build_layout(self) -> None:
-        header = self._header = named(QWidget(), "codeHeader")
-        row = QHBoxLayout(header)
-        row.setContentsMargins(10, 2, 4, 2)
-        row.addWidget(self._language)
-        row.addStretch(1)
-        row.addWidget(self._copy)
-        column = QVBoxLayout(self)
-        column.setContentsMargins(1, 1, 1, 1)
-        column.setSpacing(0)
-        column.addWidget(header)
-        column.addWidget(self._scroll)
-
-    def set_block(self, block: Block) -> None:
-        assert isinstance(block, CodeBlock)
-        if block != self.block:
-            self.block = block
-            self._apply(force=True)
-
-    def _apply(self, *, force: bool = False) -> None:
-        style = current_palette().pygments_style
-        if not force and style == self._rendered_style:
-            return
-        self._rendered_style = style
-        block = self.block
-        self._language.setText(block.language or "text")
-        code_html = (
-            highlight(block.code, block.language) if block.closed else plain_code_html(block.code)
-        )
-        self._body.setText(code_html)
-        self._scroll.fit()
-
-    @property
-    def code_html(self) -> str:
-        return self._body.text()
-
-    def copy_code(self) -> None:
-        QGuiApplication.clipboard().setText(self.block.code)
-        self._show_copy_label("Copied", "check")
-        QTimer.singleShot(COPIED_FEEDBACK_MS, self, lambda: self._show_copy_label("Copy", "copy"))
-
-    def _show_copy_label(self, text: str, icon_name: str) -> None:
-        self._copy.setText(text)
-        self._copy.setIcon(icon(icon_name, role="muted"))
-
-    def changeEvent(self, event: QEvent) -> None:
-        super().changeEvent(event)
-        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.StyleChange):
-            self._apply()
-
-    def paintEvent(self, event: QPaintEvent) -> None:
-        palette = current_palette()
-        painter = QPainter(self)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        outline = QPainterPath()
-        inner = QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5)
-        outline.addRoundedRect(inner, RADIUS_PX, RADIUS_PX)
-        painter.fillPath(outline, QColor(palette.code_bg))
-        painter.save()
-        painter.setClipPath(outline)
-        painter.fillRect(self._header.geometry(), QColor(palette.code_header_bg))
-        painter.restore()
-        painter.strokePath(outline, QPen(QColor(palette.code_border), 1))
-        painter.end()
-
-
-class _CodeScroll(QScrollArea):
-    """Horizontal-only scroller whose height always fits the whole code (plus its scrollbar)."""
-
-    def __init__(self, body: QLabel) -> None:
-        super().__init__()
-        self.setObjectName("codeScroll")
-        self.setWidget(body)
-        self.setWidgetResizable(True)
-        self.setFrameShape(QFrame.Shape.NoFrame)
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
-        self.viewport().setAutoFillBackground(False)
-        body.setAutoFillBackground(False)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-
-    def fit(self) -> None:
-        body = self.widget()
-        if body is None:
-            return
-        body.adjustSize()
-        height = body.sizeHint().height()
-        if body.sizeHint().width() > self.viewport().width() > 0:
-            height += self.horizontalScrollBar().sizeHint().height()
-        if height != self.height():
-            self.setFixedHeight(height)
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        self.fit()
-
-
-class RawChunk(WrappedLabel):
-    """A run of not-yet-rendered Markdown shown as plain text (a huge open block, or a huge
-    block that Markdown would take too long to render); text is appended, never re-set whole."""
-
-    def __init__(self, start: int, *, mono: bool, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("rawChunk")
-        self.setTextFormat(Qt.TextFormat.PlainText)
-        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum)
-        if mono:
-            font = self.font()
-            font.setFamily(monospace_family())
-            self.setFont(font)
-        self.start = start
-        self.end = start
-
-    def show_range(self, text: str, start: int, end: int) -> int:
-        """Show text[start:end]; the characters handed to Qt."""
-        if (start, end) == (self.start, self.end):
-            return 0
-        self.start, self.end = start, end
-        self.setText(text[start:end])
-        return end - start
-
-
-BlockWidget = ProseLabel | CodeBlockWidget | RawChunk
-
-
-def _make_widget(block: Block) -> BlockWidget:
-    return ProseLabel(block) if isinstance(block, ProseBlock) else CodeBlockWidget(block)
+def code_html(block: CodeBlock, *, index: int, palette: Palette) -> str:
+    """A code block as two shaded document blocks: language and a Copy link over the code
+    (wrapped; highlighted once its fence has closed). Blocks, not a table: every table is a
+    frame, and Qt's layout visits every frame of a document on each change."""
+    style = f"background-color:{palette.code_bg}; margin-bottom:{CODE_GAP_PX}px;"
+    body = (
+        highlight(block.code, block.language, palette=palette, block_style=style)
+        if block.closed
+        else plain_code_html(block.code, block_style=style)
+    )
+    language = html.escape(block.language or "text")
+    return (
+        f'<p style="background-color:{palette.code_header_bg}; margin-top:0px; '
+        f'margin-bottom:0px;"><span style="color:{palette.muted};">{language}</span>'
+        f'{CODE_HEADER_GAP}<a href="{COPY_CODE_HREF}{index}">Copy</a></p>{body}'
+    )
 
 
 class MarkdownView(QWidget):
-    """A message body: settled blocks rendered once, only the streaming tail re-rendered.
+    """A message body: its text in one document (a new page only after TABLES_PER_PAGE
+    tables), so a reply of any length is a handful of widgets and Qt lays out only what was
+    appended.
 
     Work per update is bounded whatever the reply's size: the text is scanned once
-    (SettledScanner), settled text is rendered at most SETTLE_BUDGET_CHARS per update (the
-    rest on following loop turns), prose is merged into labels of at most PROSE_CHUNK_CHARS,
-    and a tail longer than TAIL_RENDER_MAX_CHARS (one giant code block or paragraph) is shown
-    as plain RawChunks that grow by appending until it closes. ``render_count`` counts
-    updates; ``set_chars`` is the characters handed to Qt by the last one.
+    (SettledScanner); settled text is rendered at most SETTLE_BUDGET_CHARS per update (the rest
+    on following loop turns) and appended at the document's end, in one edit block; only the
+    open tail (the part after the settled text) is replaced. An open code fence is rendered
+    once and then grows by appended text; a tail longer than TAIL_RENDER_MAX_CHARS (one giant
+    paragraph) is shown as plain text that grows the same way. Code blocks carry a Copy link
+    (``code_copied`` says which one was copied).
+
+    Work counters: ``render_count`` updates; ``set_chars`` characters handed to Qt by the
+    last one; ``layout_count`` whole-document layouts (one per page and width).
     """
+
+    code_copied = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._layout = QVBoxLayout(self)
-        self._layout.setContentsMargins(0, 0, 0, 0)
-        self._layout.setSpacing(BLOCK_SPACING_PX)
-        self._widgets: list[BlockWidget] = []
-        self._settled_count = 0
-        self._raw: list[RawChunk] = []
+        self.setObjectName("markdownBody")
+        policy = QSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum)
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
+        self._column = QVBoxLayout(self)
+        self._column.setContentsMargins(0, 0, 0, 0)
+        self._column.setSpacing(0)
+        self._palette = current_palette()
+        self._pages: list[DocumentPage] = []
+        self._page = self._add_page()
+        self._codes: list[str] = []
         self._scanner = SettledScanner()
         self._done = 0
         self._text = ""
+        self._tail_pos = 0
+        self._raw_end: int | None = None  # the tail is plain text[done:raw_end]
+        self._raw_format = QTextCharFormat()
+        self._code_tail: tuple[int, str] | None = None  # (done, code shown) of an open fence
         self._streaming = False
         self._final = False
-        self._palette = current_palette()
         self._more = QTimer(self)
         self._more.setSingleShot(True)
         self._more.setInterval(0)
@@ -305,32 +157,74 @@ class MarkdownView(QWidget):
         self.render_count = 0
         self.set_chars = 0
 
+    # -- queries ---------------------------------------------------------------------------------
+
     @property
     def text(self) -> str:
         return self._text
+
+    @property
+    def layout_count(self) -> int:
+        return sum(page.layout_count for page in self._pages)
 
     def is_rendering(self) -> bool:
         """True while settled text is still being rendered on following loop turns."""
         return self._more.isActive()
 
-    def block_widgets(self) -> list[BlockWidget]:
-        return [*self._widgets, *self._raw]
+    def documents(self) -> list[QTextDocument]:
+        """The body's documents, in order (one unless the reply has many tables)."""
+        return [page.document() for page in self._pages]
+
+    def plain_text(self) -> str:
+        """What the user reads, as plain text."""
+        return "\n".join(doc.toPlainText() for doc in self.documents())
+
+    def code_blocks(self) -> list[str]:
+        """The code of each code block shown, in order (what its Copy link copies)."""
+        return list(self._codes)
+
+    def copy_code(self, index: int) -> None:
+        """Put code block ``index`` on the clipboard (its Copy link)."""
+        QGuiApplication.clipboard().setText(self._codes[index])
+        QToolTip.showText(QCursor.pos(), "Copied", self, self.rect(), COPIED_FEEDBACK_MS)
+        self.code_copied.emit(index)
+
+    # -- pages -----------------------------------------------------------------------------------
+
+    def _add_page(self) -> DocumentPage:
+        page = DocumentPage(self._palette, self)
+        page.viewport().setCursor(Qt.CursorShape.IBeamCursor)
+        page.anchorClicked.connect(self._on_anchor)
+        self._column.addWidget(page)
+        self._pages.append(page)
+        return page
+
+    def _doc(self) -> QTextDocument:
+        return self._page.document()
+
+    def _turn_page(self) -> None:
+        """Settled text goes on a new page once this one holds TABLES_PER_PAGE tables: each
+        table is a frame, and Qt's layout visits every frame of a document on each change."""
+        if len(self._doc().rootFrame().childFrames()) >= TABLES_PER_PAGE:
+            self._drop_tail()
+            self._page = self._add_page()
+            self._tail_pos = 0
+
+    # -- rendering -------------------------------------------------------------------------------
 
     def set_markdown(self, text: str) -> None:
         """Final render, every closed fence highlighted: a reply that was streamed only
         renders its tail; a short text renders whole; a long one in bounded steps."""
-        self._palette = current_palette()
         continues = self._streaming and text.startswith(self._text[: self._done])
         self._streaming = False
-        if not continues and len(text) <= FULL_RENDER_MAX_CHARS:
-            self._restart(keep_widgets=True)
-            self._text = text
-            self._reconcile(0, render(text))
-            self._settled_count, self._done = len(self._widgets), len(text)
-            self.render_count += 1
-            return
         if not continues:
             self._restart()
+        if not continues and len(text) <= FULL_RENDER_MAX_CHARS:
+            self._text, self._done = text, len(text)
+            self.set_chars = self._append_html(self._blocks_html(render(text)))
+            self._tail_pos = self._end()
+            self.render_count += 1
+            return
         self._final = True
         self._update(text)
 
@@ -341,14 +235,25 @@ class MarkdownView(QWidget):
         self._streaming = True
         self._update(text)
 
-    def _restart(self, *, keep_widgets: bool = False) -> None:
-        """Start over; ``keep_widgets`` leaves block widgets for the next render to reuse."""
+    def _restart(self) -> None:
         self._more.stop()
-        self._drop_raw(len(self._raw))
-        if not keep_widgets:
-            self._reconcile(0, [])
+        self._palette = current_palette()
+        for page in self._pages[1:]:
+            self._column.removeWidget(page)
+            page.hide()
+            page.deleteLater()
+        del self._pages[1:]
+        self._page = self._pages[0]
+        self._page.apply_palette(self._palette)
+        cursor = QTextCursor(self._doc())
+        cursor.select(QTextCursor.SelectionType.Document)
+        cursor.removeSelectedText()
+        cursor.setBlockFormat(QTextBlockFormat())
+        self._codes.clear()
         self._scanner = SettledScanner()
-        self._settled_count = self._done = 0
+        self._done = self._tail_pos = 0
+        self._raw_end = None
+        self._code_tail = None
         self._text, self._final = "", False
 
     def _update(self, text: str) -> None:
@@ -359,8 +264,14 @@ class MarkdownView(QWidget):
 
     def _step(self) -> None:
         end = len(self._text) if self._final else self._scanner.settled_end
-        self._render_settled(end)
-        self._show_tail()
+        # One edit block: Qt lays the changed end out once, not after each insert or removal.
+        edit = QTextCursor(self._doc())
+        edit.beginEditBlock()
+        try:
+            self._render_settled(end)
+            self._show_tail()
+        finally:
+            edit.endEditBlock()
         if self._done < end:
             self._more.start()
         self.render_count += 1
@@ -368,18 +279,21 @@ class MarkdownView(QWidget):
     # -- settled text ----------------------------------------------------------------------------
 
     def _render_settled(self, end: int) -> None:
-        """Render text[done:end] in whole-block pieces, about SETTLE_BUDGET_CHARS at most."""
+        """Append text[done:end] in whole-block pieces, about SETTLE_BUDGET_CHARS at most."""
         budget = SETTLE_BUDGET_CHARS
         while self._done < end and budget > 0:
             stop = self._next_stop(end, limit=self._done + budget)
-            piece = self._text[self._done : stop]
-            if len(piece) > BIG_BLOCK_CHARS:
-                self._append_raw_settled(piece, start=self._done)
+            if stop - self._done > BIG_BLOCK_CHARS:
+                self._settle_raw(stop)
             else:
-                self._append_settled(render(piece))
-            self.set_chars += len(piece)
-            budget -= len(piece)
+                self._drop_tail()
+                self.set_chars += self._append_html(
+                    self._blocks_html(render(self._text[self._done : stop]))
+                )
+            budget -= stop - self._done
             self._done = stop
+            self._tail_pos = self._end()
+            self._turn_page()
 
     def _next_stop(self, end: int, *, limit: int) -> int:
         """The furthest block boundary <= limit, else the first one after done (or end)."""
@@ -392,117 +306,158 @@ class MarkdownView(QWidget):
             return end
         return boundaries[low] if low < len(boundaries) and boundaries[low] <= end else end
 
-    def _append_settled(self, blocks: list[Block]) -> None:
-        """Add rendered blocks after the settled ones; prose joins the last prose label
-        until it holds PROSE_CHUNK_CHARS (thousands of labels would make layout slow)."""
-        self._drop_tail()
-        for block in blocks:
-            last = self._widgets[-1] if self._widgets else None
-            if (
-                isinstance(block, ProseBlock)
-                and isinstance(last, ProseLabel)
-                and len(last.block.html) + len(block.html) <= PROSE_CHUNK_CHARS
-            ):
-                last.set_block(ProseBlock(f"{last.block.html}\n{block.html}"))
-                continue
-            widget = _make_widget(block)
-            self._layout.addWidget(widget)
-            self._widgets.append(widget)
-        self._settled_count = len(self._widgets)
-
-    def _append_raw_settled(self, piece: str, *, start: int) -> None:
-        """A block too big to render as Markdown in one go: kept as plain text chunks."""
-        self._drop_tail()
-        mono = _fence_start(piece)
-        for offset in range(0, len(piece), RAW_CHUNK_CHARS):
-            chunk = RawChunk(start + offset, mono=mono)
-            chunk.show_range(
-                self._text, start + offset, start + min(len(piece), offset + RAW_CHUNK_CHARS)
-            )
-            self._layout.addWidget(chunk)
-            self._widgets.append(chunk)
-        self._settled_count = len(self._widgets)
+    def _settle_raw(self, stop: int) -> None:
+        """A block too big to render as Markdown: kept as the plain text the tail showed."""
+        if self._raw_end is None:
+            self._drop_tail()
+            self._raw_end = self._done
+            self.set_chars += self._append_plain_block(self._text[self._done : stop])
+        elif stop > self._raw_end:
+            self.set_chars += self._append_plain(self._text[self._raw_end : stop])
+        else:
+            self._trim_raw(stop)
+        self._raw_end = None
 
     # -- the open tail ---------------------------------------------------------------------------
 
     def _show_tail(self) -> None:
         tail = self._text[self._done :]
+        if self._show_code_tail(tail):
+            return
         if len(tail) > TAIL_RENDER_MAX_CHARS:
-            self._reconcile(self._settled_count, [])
             self._show_raw_tail()
             return
-        self._drop_raw(len(self._raw))
+        self._drop_tail()
         shown = tail if self._final else hold_back_partial_row(tail)
-        blocks = render(shown) if shown.strip() else []
-        self.set_chars += len(shown)
-        self._reconcile(self._settled_count, blocks)
+        if shown.strip():
+            self._show_tail_html(shown)
+
+    def _show_code_tail(self, tail: str) -> bool:
+        """A tail that is one open code fence: rendered once (language, Copy, plain code),
+        then new code is appended as text, never parsed or re-rendered. False otherwise."""
+        if self._final or not self._scanner.in_fence:
+            return False
+        code = _open_fence_code(tail)
+        if code is None or not code:
+            return False
+        shown = self._code_tail
+        if shown is not None and shown[0] == self._done and code.startswith(shown[1]):
+            self.set_chars += self._append_plain(code[len(shown[1]) :], keep_format=True)
+        else:
+            self._show_tail_html(tail)
+        self._code_tail = (self._done, code)
+        return True
+
+    def _show_tail_html(self, shown: str) -> None:
+        self._drop_tail()
+        codes = len(self._codes)
+        self.set_chars += self._append_html(self._blocks_html(render(shown)))
+        del self._codes[codes:]  # the tail's code may still change: not copyable yet
 
     def _show_raw_tail(self) -> None:
-        """text[done:] as RawChunks of RAW_CHUNK_CHARS: earlier chunks untouched, only the
-        last one (and any new ones) set."""
-        start, end = self._done, len(self._text)
-        gone = sum(1 for chunk in self._raw if chunk.end <= start)
-        self._drop_raw(gone, front=True)
-        if self._raw and self._raw[0].start < start:
-            self.set_chars += self._raw[0].show_range(self._text, start, self._raw[0].end)
-        if not self._raw:
-            self._add_raw(start, mono=_fence_start(self._text[start : start + RAW_CHUNK_CHARS]))
-        while True:
-            last = self._raw[-1]
-            stop = min(end, last.start + RAW_CHUNK_CHARS)
-            self.set_chars += last.show_range(self._text, last.start, stop)
-            if stop >= end:
-                break
-            self._add_raw(stop, mono=bool(last.property("mono")))
-
-    def _add_raw(self, start: int, *, mono: bool) -> None:
-        chunk = RawChunk(start, mono=mono)
-        chunk.setProperty("mono", mono)
-        self._layout.addWidget(chunk)
-        self._raw.append(chunk)
-
-    def _drop_raw(self, count: int, *, front: bool = True) -> None:
-        doomed = self._raw[:count] if front else self._raw[-count:]
-        for chunk in doomed:
-            self._layout.removeWidget(chunk)
-            _dispose(chunk)
-        self._raw = self._raw[count:] if front else self._raw[: len(self._raw) - count]
+        """text[done:] as plain text: only what arrived since the last update is appended."""
+        if self._raw_end is None:
+            self._drop_tail()
+            self._raw_end = self._done
+            self.set_chars += self._append_plain_block(self._text[self._done :])
+        else:
+            self.set_chars += self._append_plain(self._text[self._raw_end :])
+        self._raw_end = len(self._text)
 
     def _drop_tail(self) -> None:
-        """Forget the tail's widgets before settled ones are added in front of them."""
-        self._reconcile(self._settled_count, [])
-        self._drop_raw(len(self._raw))
+        """Delete the document after the settled part (the tail's last rendering)."""
+        self._raw_end = None
+        self._code_tail = None
+        if self._end() <= self._tail_pos:
+            return
+        cursor = QTextCursor(self._doc())
+        cursor.setPosition(self._tail_pos)
+        cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
 
-    def _reconcile(self, start: int, blocks: list[Block]) -> None:
-        """Make widgets[start:] show ``blocks``, reusing widgets of the same kind."""
-        for offset, block in enumerate(blocks):
-            index = start + offset
-            if index < len(self._widgets) and _same_kind(self._widgets[index], block):
-                widget = self._widgets[index]
-                assert not isinstance(widget, RawChunk)
-                widget.set_block(block)
-                continue
-            widget = _make_widget(block)
-            if index < len(self._widgets):
-                old = self._widgets[index]
-                self._layout.replaceWidget(old, widget)
-                _dispose(old)
-                self._widgets[index] = widget
+    def _trim_raw(self, stop: int) -> None:
+        """Cut the raw tail back to text[..stop] (never happens while text only grows)."""
+        self._drop_tail()
+        self.set_chars += self._append_plain_block(self._text[self._done : stop])
+
+    # -- the document ----------------------------------------------------------------------------
+
+    def _end(self) -> int:
+        return self._doc().characterCount() - 1
+
+    def _blocks_html(self, blocks: list[Block]) -> str:
+        parts: list[str] = []
+        for block in blocks:
+            if isinstance(block, ProseBlock):
+                parts.append(block.html)
             else:
-                self._layout.insertWidget(index, widget)
-                self._widgets.append(widget)
-        for old in self._widgets[start + len(blocks) :]:
-            self._layout.removeWidget(old)
-            _dispose(old)
-        del self._widgets[start + len(blocks) :]
+                parts.append(code_html(block, index=len(self._codes), palette=self._palette))
+                self._codes.append(block.code)
+        return "\n".join(parts)
+
+    def _append_html(self, fragment: str) -> int:
+        """Insert HTML at the document's end as blocks of their own; the characters handed
+        to Qt."""
+        if not fragment:
+            return 0
+        cursor = QTextCursor(self._doc())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        if self._doc().isEmpty():
+            cursor.insertHtml(fragment)
+            return len(fragment)
+        start = cursor.position()
+        cursor.insertHtml(_JOIN_MARK + fragment)
+        cursor.setPosition(start)
+        cursor.setPosition(start + 1, QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
+        return len(fragment)
+
+    def _append_plain_block(self, text: str) -> int:
+        """Start a new block at the end holding ``text`` as plain text (monospace if it is
+        a code fence)."""
+        cursor = QTextCursor(self._doc())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        if not self._doc().isEmpty():
+            cursor.insertBlock(QTextBlockFormat(), self._plain_format(mono=False))
+        mono = _fence_start(text)
+        self._raw_format = self._plain_format(mono=mono)
+        cursor.insertText(text, self._raw_format)
+        return len(text)
+
+    def _append_plain(self, text: str, *, keep_format: bool = False) -> int:
+        """Append ``text`` to the last block (``keep_format``: in the format of the text
+        before it, e.g. an open code block's)."""
+        if not text:
+            return 0
+        cursor = QTextCursor(self._doc())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.insertText(text, cursor.charFormat() if keep_format else self._raw_format)
+        return len(text)
+
+    def _plain_format(self, *, mono: bool) -> QTextCharFormat:
+        fmt = QTextCharFormat()
+        if mono:
+            fmt.setFontFamilies([monospace_family()])
+            fmt.setFontFixedPitch(True)
+        return fmt
+
+    # -- links and theme -------------------------------------------------------------------------
+
+    def _on_anchor(self, url: QUrl) -> None:
+        href = url.toString()
+        if href.startswith(COPY_CODE_HREF):
+            index = href.removeprefix(COPY_CODE_HREF)
+            if index.isdigit() and int(index) < len(self._codes):
+                self.copy_code(int(index))
+            return
+        open_link(href)
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         themed = event.type() in (QEvent.Type.PaletteChange, QEvent.Type.StyleChange)
         if themed and current_palette() != self._palette:
-            self._palette = current_palette()
             text, streaming = self._text, self._streaming
-            self._restart(keep_widgets=not streaming)
+            self._restart()
             if streaming:
                 self.stream_markdown(text)
             else:
@@ -510,17 +465,19 @@ class MarkdownView(QWidget):
 
 
 def _fence_start(text: str) -> bool:
-    """Does ``text`` start with a code fence (so its raw chunks are shown in monospace)?"""
+    """Does ``text`` start with a code fence (so it is shown in monospace)?"""
     first = text.lstrip("\n").split("\n", 1)[0].strip()
     return first.startswith(("```", "~~~"))
 
 
-def _same_kind(widget: BlockWidget, block: Block) -> bool:
-    if isinstance(widget, RawChunk):
-        return False
-    return isinstance(widget, ProseLabel) == isinstance(block, ProseBlock)
-
-
-def _dispose(widget: QWidget) -> None:
-    widget.hide()
-    widget.deleteLater()
+def _open_fence_code(tail: str) -> str | None:
+    """The code of ``tail`` if it is nothing but one open code fence (as a rendered CodeBlock
+    shows it: no final newline), else None."""
+    body = tail.lstrip("\n")
+    first, newline, code = body.partition("\n")
+    if not newline or not first.strip().startswith(("```", "~~~")) or first != first.lstrip():
+        return None
+    last = code.rsplit("\n", 1)[-1]
+    if last.strip() and set(last.strip()) <= set(FENCE_CHARS):
+        code = code[: len(code) - len(last)]  # may be the closing fence, still arriving
+    return code[:-1] if code.endswith("\n") else code

@@ -1,7 +1,8 @@
 """The scrolling message column: a bounded window of live widgets, paging, auto-scroll, jump.
 
-All MessageData are kept; widgets exist only for a window of them, paged in as the user
-scrolls, with what is on screen anchored in place and a "Jump to latest" button.
+Every message id is kept; MessageData is read (from a lazy PathView) and widgets are made
+only for a window of them, paged in as the user scrolls, with what is on screen anchored in
+place and a "Jump to latest" button.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
 from PySide6.QtGui import QPalette, QResizeEvent
 from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget
 
+from flarechat.ui.control.view_data import PathView
 from flarechat.ui.shared.theme import named
 from flarechat.ui.transcript.message_overlays import PillButton, jump_button
 from flarechat.ui.transcript.message_view import MessageData, MessageView
@@ -27,9 +29,14 @@ __all__ = [
     "ViewFactory",
 ]
 
-#: Messages created per history page (initial view and each page loaded on scroll): about two
-#: viewports of typical replies; every widget made before the first paint delays it.
+#: Messages created per history page (initial view and each page loaded on scroll) at most;
+#: a page also ends once its widgets are PAGE_SCREENS viewports tall: every widget made
+#: before the first paint delays it.
 PAGE_SIZE = 16
+PAGE_SCREENS = 1.25
+#: Above a message scrolled to, only this much is made at once (enough to scroll up into;
+#: more pages load as the user does).
+JUMP_ABOVE_SCREENS = 0.5
 #: A page fills in over several event-loop turns (input and painting stay live): each turn
 #: creates at most PAGE_STEP message widgets and stops early after FILL_BUDGET_S of work.
 PAGE_STEP = 4
@@ -62,8 +69,13 @@ class MessageList(QWidget):
     def __init__(self, make_view: ViewFactory, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._make_view_for = make_view
-        self._items: list[MessageData] = []
+        self._ids: list[str] = []
+        self._items: list[MessageData | None] = []  # None: not read from the source yet
+        self._source: Callable[[int], MessageData] = _no_source
         self._index: dict[str, int] = {}
+        #: Heights of the widgets made above / below the window by the page filling in.
+        self._filled_above = self._filled_below = 0
+        self._above_screens = PAGE_SCREENS
         self._views: dict[str, MessageView] = {}
         self._first = self._last = 0
         self._fill_first = self._fill_last = 0
@@ -122,16 +134,23 @@ class MessageList(QWidget):
         return len(self._views)
 
     def count(self) -> int:
-        return len(self._items)
+        return len(self._ids)
+
+    def ids(self) -> list[str]:
+        return list(self._ids)
 
     def messages(self) -> list[MessageData]:
-        return list(self._items)
+        """Every message's data (reads all of a lazy history: tests, small conversations)."""
+        return [self.item(position) for position in range(len(self._ids))]
 
     def position(self, message_id: str) -> int | None:
         return self._index.get(message_id)
 
     def item(self, position: int) -> MessageData:
-        return self._items[position]
+        data = self._items[position]
+        if data is None:
+            data = self._items[position] = self._source(position)
+        return data
 
     def view_for(self, message_id: str) -> MessageView | None:
         return self._views.get(message_id)
@@ -149,7 +168,8 @@ class MessageList(QWidget):
         self._fill_timer.stop()
         for message_id in list(self._views):
             self._drop_view(message_id)
-        self._items, self._index = [], {}
+        self._ids, self._items, self._index = [], [], {}
+        self._source = _no_source
         self._first = self._last = 0
         self._fill_first = self._fill_last = 0
         self._stick = True
@@ -158,9 +178,15 @@ class MessageList(QWidget):
 
     def set_items(self, messages: Sequence[MessageData]) -> None:
         """Show a whole conversation: the newest messages at once, the rest of the last page
-        a few at a time, earlier pages when the user scrolls up."""
+        a few at a time, earlier pages when the user scrolls up. A PathView's data is read
+        only for the messages that get a widget."""
         self.clear()
-        self._items = list(messages)
+        if isinstance(messages, PathView):
+            self._ids, self._source = messages.ids(), messages.data_at
+            self._items = [None] * len(self._ids)
+        else:
+            self._items = list(messages)
+            self._ids = [data.id for data in messages]
         self._reindex()
         self._show_last_page()
 
@@ -174,9 +200,10 @@ class MessageList(QWidget):
 
     def truncate(self, position: int) -> None:
         """Drop items[position:] and their widgets."""
-        for data in self._items[max(position, self._first) : self._last]:
-            self._drop_view(data.id)
+        for message_id in self._ids[max(position, self._first) : self._last]:
+            self._drop_view(message_id)
         del self._items[position:]
+        del self._ids[position:]
         self._reindex()
         self._last = min(self._last, position)
         self._first = min(self._first, self._last)
@@ -193,6 +220,7 @@ class MessageList(QWidget):
         if self._fill_last == len(self._items):
             self._fill_last += 1  # a page still filling in keeps covering the end
         self._items.append(data)
+        self._ids.append(data.id)
         self._index[data.id] = len(self._items) - 1
         if not at_end:
             self._update_jump()
@@ -201,9 +229,10 @@ class MessageList(QWidget):
             self._column.insertWidget(self._last - self._first, self._make_view(data))
             self._last += 1
             while self._last - self._first > MAX_LIVE_MESSAGES:
-                self._drop_view(self._items[self._first].id)
+                self._drop_view(self._ids[self._first])
                 self._first += 1
-            self._fill_first = max(self._fill_first, self._first)
+                # only a drop cuts short a page still filling in above (not the append)
+                self._fill_first = max(self._fill_first, self._first)
 
     def _show_last_page(self) -> None:
         for message_id in list(self._views):
@@ -220,13 +249,17 @@ class MessageList(QWidget):
         for message_id in list(self._views):
             self._drop_view(message_id)
         self._first, self._last = position, position + 1
-        self._column.insertWidget(0, self._make_view(self._items[position]))
+        self._column.insertWidget(0, self._make_view(self.item(position)))
         first = max(0, position - PAGE_SIZE // 2)
         self._fill_first, self._fill_last = first, min(len(self._items), first + PAGE_SIZE)
+        self._filled_above = self._filled_below = 0
+        self._above_screens = JUMP_ABOVE_SCREENS
 
     def _request_fill(self, *, first: int, last: int) -> None:
         """Grow the live window to items[first:last], PAGE_STEP widgets per loop turn."""
         self._fill_first, self._fill_last = first, last
+        self._filled_above = self._filled_below = 0
+        self._above_screens = PAGE_SCREENS
         self._fill_step()
 
     def _filling(self) -> bool:
@@ -235,11 +268,17 @@ class MessageList(QWidget):
     def _fill_step(self) -> None:
         """One loop turn of page filling: up to PAGE_STEP widgets or FILL_BUDGET_S of work."""
         deadline = time.perf_counter() + FILL_BUDGET_S
+        below_first = self._focus is not None  # a message scrolled to: what follows it first
         with self._anchored():
-            if self._first > self._fill_first:
-                self._prepend_views(deadline)
-            elif self._last < self._fill_last:
+            if self._last < self._fill_last and (below_first or self._first == self._fill_first):
                 self._append_views(deadline)
+            elif self._first > self._fill_first:
+                self._prepend_views(deadline)
+        screen = self._scroll.viewport().height()
+        if self._filled_above >= self._above_screens * screen:  # the rest when scrolled to
+            self._fill_first = self._first
+        if self._filled_below >= PAGE_SCREENS * screen:
+            self._fill_last = self._last
         if self._filling():
             self._fill_timer.start()
 
@@ -247,26 +286,29 @@ class MessageList(QWidget):
         stop = max(self._fill_first, self._first - PAGE_STEP)
         while self._first > stop:
             self._first -= 1
-            self._column.insertWidget(0, self._make_view(self._items[self._first]))
+            view = self._make_view(self.item(self._first))
+            self._column.insertWidget(0, view)
+            self._filled_above += view.height() + MESSAGE_SPACING_PX
             if time.perf_counter() > deadline:
                 break
         if self._last - self._first > MAX_LIVE_MESSAGES:  # drop the far end, for good
             while self._last - self._first > MAX_LIVE_MESSAGES:
                 self._last -= 1
-                self._drop_view(self._items[self._last].id)
+                self._drop_view(self._ids[self._last])
             self._fill_last = min(self._fill_last, self._last)
 
     def _append_views(self, deadline: float) -> None:
         stop = min(self._fill_last, self._last + PAGE_STEP)
         while self._last < stop:
-            view = self._make_view(self._items[self._last])
+            view = self._make_view(self.item(self._last))
             self._column.insertWidget(self._last - self._first, view)
+            self._filled_below += view.height() + MESSAGE_SPACING_PX
             self._last += 1
             if time.perf_counter() > deadline:
                 break
         if self._last - self._first > MAX_LIVE_MESSAGES:  # drop the far end, for good
             while self._last - self._first > MAX_LIVE_MESSAGES:
-                self._drop_view(self._items[self._first].id)
+                self._drop_view(self._ids[self._first])
                 self._first += 1
             self._fill_first = max(self._fill_first, self._first)
 
@@ -291,7 +333,7 @@ class MessageList(QWidget):
             view.deleteLater()  # not now: we may be inside one of its own signals
 
     def _reindex(self) -> None:
-        self._index = {data.id: position for position, data in enumerate(self._items)}
+        self._index = {message_id: position for position, message_id in enumerate(self._ids)}
 
     # -- scrolling -------------------------------------------------------------------------------
 
@@ -341,11 +383,18 @@ class MessageList(QWidget):
 
     def _anchor(self) -> tuple[MessageView, int] | None:
         top = self._bar.value()
-        for data in self._items[self._first : self._last]:
-            view = self._views.get(data.id)
+        for message_id in self._ids[self._first : self._last]:
+            view = self._views.get(message_id)
             if view is not None and view.geometry().bottom() >= top:
                 return view, view.y() - top
         return None
+
+    def relayout(self) -> None:
+        """Lay the column out now, top down, after messages grew (a streaming flush): Qt's
+        queued layout requests would lay each message out at its old height first, squeezing
+        and then restoring every part of it."""
+        with self._anchored():
+            pass
 
     def _sync_layout(self) -> None:
         """Size the content to the viewport's width and its layout's height, now (not at the
@@ -413,3 +462,7 @@ class MessageList(QWidget):
         super().resizeEvent(event)
         side = max(SIDE_MARGIN_PX, (event.size().width() - MAX_COLUMN_PX) // 2)
         self._column.setContentsMargins(side, SIDE_MARGIN_PX, side, SIDE_MARGIN_PX)
+
+
+def _no_source(position: int) -> MessageData:
+    raise IndexError(position)

@@ -214,6 +214,10 @@ class MessageView(QFrame):
         self._data = replace(self._data, content=content, reasoning=reasoning, status=status)
         if content:
             self.body.stream_markdown(content)
+            # Now, not via Qt's queued layout requests: the column is laid out right after
+            # the flush (MessageList.relayout), with this message's new height.
+            self.body.updateGeometry()
+            self.updateGeometry()
         self._update_reasoning(live=not content)
         self._update_chrome()
         self.render_count += 1

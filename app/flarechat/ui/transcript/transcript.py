@@ -232,9 +232,9 @@ class TranscriptView(QWidget):
         position = self._list.position(message_id)
         if position is None:
             return
-        for data in self._list.messages()[position:]:
-            self._close_stream(data.id)
-            self._notes.pop(data.id, None)
+        for message_id in self._list.ids()[position:]:
+            self._close_stream(message_id)
+            self._notes.pop(message_id, None)
         self._list.truncate(position)
 
     # -- streaming -------------------------------------------------------------------------------
@@ -254,6 +254,7 @@ class TranscriptView(QWidget):
         """Paint every open reply that received deltas: one tail re-render each."""
         self.flush_count += 1
         dirty, self._dirty = self._dirty, {}
+        shown = False
         for message_id in dirty:
             stream = self._streams.get(message_id)
             position = self._list.position(message_id)
@@ -268,6 +269,9 @@ class TranscriptView(QWidget):
             if view is not None:
                 view.stream(stream.content, stream.reasoning)
                 self.render_count += 1
+                shown = True
+        if shown:
+            self._list.relayout()
 
     def _close_stream(self, message_id: str) -> _Stream | None:
         self._dirty.pop(message_id, None)
