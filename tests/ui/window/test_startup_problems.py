@@ -50,6 +50,18 @@ async def test_load_reports_an_unavailable_keychain(tmp_path: Path) -> None:
 
 
 @pytest.mark.asyncio
+async def test_no_keychain_warning_when_the_token_comes_from_the_environment(
+    tmp_path: Path,
+) -> None:
+    prefs = Preferences(
+        store=SettingsStore(tmp_path / "settings.json"),
+        secrets=NoKeychain(),
+        env={"CLOUDFLARE_API_TOKEN": "from-the-environment-0123456789"},
+    )
+    assert await prefs.load() == []  # nothing needs the keychain, so nothing to warn about
+
+
+@pytest.mark.asyncio
 async def test_a_working_keychain_reports_nothing(tmp_path: Path) -> None:
     prefs = _prefs(tmp_path, MemorySecretStore())
     assert await prefs.load() == []

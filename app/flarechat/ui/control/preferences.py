@@ -17,7 +17,7 @@ from flarechat.api.config import Connection, Endpoint, GatewayOptions, Route, Sa
 from flarechat.core.connect import ConfigurationError, connection_from, gateway_options_from
 from flarechat.logsetup import register_secret
 from flarechat.settings import secrets as secret_api
-from flarechat.settings.resolve import Resolved, resolve
+from flarechat.settings.resolve import ENV_API_TOKEN, Resolved, resolve
 from flarechat.settings.schema import Settings
 from flarechat.settings.secrets import (
     API_TOKEN,
@@ -89,7 +89,8 @@ class Preferences:
             self.gateway_token = await secret_api.aget(self.secrets, GATEWAY_TOKEN)
         except SecretStoreUnavailable as exc:
             self._use_session_store(exc)
-        if self.keychain_problem is not None:
+        # With the token in the environment nothing needs the keychain: no warning about it.
+        if self.keychain_problem is not None and not self.env.get(ENV_API_TOKEN):
             problems.append(self.keychain_problem)
         return problems
 
