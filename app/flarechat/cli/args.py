@@ -133,6 +133,20 @@ def _add_ask_arguments(ask: argparse.ArgumentParser) -> None:
             "use this AI Gateway",
         ),
         ("--cache-ttl", _checked(validate.validate_cache_ttl, int), "SEC", "cache lifetime"),
+        (
+            "--idle-timeout",
+            _checked(validate.validate_idle_timeout, float),
+            "SECONDS",
+            "give up on a started reply when no data comes for this long (default: the saved "
+            "setting, 60); the text so far is kept and the exit code is 10",
+        ),
+        (
+            "--deadline",
+            _checked(validate.validate_overall_timeout, float),
+            "SECONDS",
+            "give up on the whole request after this long, however steadily it streams "
+            "(default: the saved setting, 600); a cut-off reply exits 10",
+        ),
     )
     for flag, parse, metavar, help_text in valued:
         ask.add_argument(flag, type=parse, metavar=metavar, help=help_text)
@@ -287,6 +301,12 @@ def demo_profile(conn: Connection) -> Profile:
 def apply_flags(profile: Profile, args: argparse.Namespace) -> tuple[Connection, GatewayOptions]:
     """Command-line flags win over settings and the environment."""
     conn, gateway = profile.conn, profile.gateway
+    settings = profile.settings
+    conn = replace(
+        conn,
+        idle_timeout=settings.idle_timeout if args.idle_timeout is None else args.idle_timeout,
+        overall_timeout=settings.overall_timeout if args.deadline is None else args.deadline,
+    )
     if args.gateway:
         route = Route.GATEWAY_REST if conn.route is Route.DIRECT else conn.route
         conn = replace(conn, gateway_id=args.gateway, route=route)

@@ -46,6 +46,10 @@ class Settings:
     api_base: str = ""  # "" = https://api.cloudflare.com/client/v4
     gateway_base: str = ""  # "" = https://gateway.ai.cloudflare.com/v1
     request_timeout: float = 120.0  # seconds to the first byte
+    #: seconds a started reply may go without data (api.config.DEFAULT_IDLE_TIMEOUT)
+    idle_timeout: float = 60.0
+    #: seconds for a whole request, the deadline (api.config.DEFAULT_OVERALL_TIMEOUT)
+    overall_timeout: float = 600.0
     last_model: str = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
     theme: str = "system"  # system | light | dark
     font_size: int = 0  # points; 0 = the system's size

@@ -63,6 +63,8 @@ _VALUE_CHECKS: dict[str, Callable[[Any], str | None]] = {
     "api_base": validate.validate_base_url,
     "gateway_base": validate.validate_base_url,
     "request_timeout": validate.validate_request_timeout,
+    "idle_timeout": validate.validate_idle_timeout,
+    "overall_timeout": validate.validate_overall_timeout,
     "gateway_cache_key": gateway_options.validate_cache_key,
     "gateway_metadata": gateway_options.validate_metadata,
     "gateway_request_timeout_ms": gateway_options.validate_request_timeout_ms,

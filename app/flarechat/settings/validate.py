@@ -20,8 +20,12 @@ __all__ = [
     "CACHE_TTL_MAX",
     "CACHE_TTL_MIN",
     "GATEWAY_ID_MAX_LENGTH",
+    "IDLE_TIMEOUT_MAX",
+    "IDLE_TIMEOUT_MIN",
     "MAX_TOKENS_MAX",
     "MAX_TOKENS_MIN",
+    "OVERALL_TIMEOUT_MAX",
+    "OVERALL_TIMEOUT_MIN",
     "REQUEST_TIMEOUT_MAX",
     "REQUEST_TIMEOUT_MIN",
     "SAMPLING_LIMITS",
@@ -38,7 +42,9 @@ __all__ = [
     "validate_cache_ttl",
     "validate_gateway_id",
     "validate_gateway_token",
+    "validate_idle_timeout",
     "validate_max_tokens",
+    "validate_overall_timeout",
     "validate_request_timeout",
     "validate_sampling",
     "validate_temperature",
@@ -70,6 +76,13 @@ TEMPERATURE_MIN = 0.0
 TEMPERATURE_MAX = 5.0
 REQUEST_TIMEOUT_MIN = 5.0
 REQUEST_TIMEOUT_MAX = 600.0
+#: Seconds a started reply may go without data: below 5 s a slow model's pauses would cut it
+#: off; past 10 minutes nobody is still waiting for it.
+IDLE_TIMEOUT_MIN = 5.0
+IDLE_TIMEOUT_MAX = 600.0
+#: Seconds for a whole request: at least long enough for a short reply, at most an hour.
+OVERALL_TIMEOUT_MIN = 10.0
+OVERALL_TIMEOUT_MAX = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +212,28 @@ def validate_request_timeout(value: float | str) -> str | None:
         label="The request timeout",
         low=REQUEST_TIMEOUT_MIN,
         high=REQUEST_TIMEOUT_MAX,
+        unit=" seconds",
+    )
+
+
+def validate_idle_timeout(value: float | str) -> str | None:
+    """Seconds a streamed reply may go without data once it has started."""
+    return _check_float(
+        value,
+        label="The idle timeout",
+        low=IDLE_TIMEOUT_MIN,
+        high=IDLE_TIMEOUT_MAX,
+        unit=" seconds",
+    )
+
+
+def validate_overall_timeout(value: float | str) -> str | None:
+    """Seconds for a whole request, connecting to the last byte (the deadline)."""
+    return _check_float(
+        value,
+        label="The deadline",
+        low=OVERALL_TIMEOUT_MIN,
+        high=OVERALL_TIMEOUT_MAX,
         unit=" seconds",
     )
 

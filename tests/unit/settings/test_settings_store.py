@@ -44,7 +44,12 @@ def _custom_settings() -> Settings:
         api_base="http://127.0.0.1:8787/client/v4",
         gateway_base="https://gw.example.com/v1",
         request_timeout=45.5,
+        idle_timeout=30.0,
+        overall_timeout=1200.0,
         last_model="@cf/qwen/qwq-32b",
+        theme="dark",
+        font_size=14,
+        demo_mode=True,
         ui_state={"geometry": "AdnQywADAAAAAAA=", "splitter": "AAAA/w=="},
     )
 

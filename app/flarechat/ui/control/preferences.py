@@ -143,7 +143,7 @@ class Preferences:
     def connection(self) -> Connection:
         """The Connection to use; ConfigurationError (with problems) when there is none."""
         if self.demo is not None:
-            return Connection(
+            conn = Connection(
                 account_id=self.demo.account_id,
                 token=Secret(self.demo.token),
                 api_base=self.demo.api_base,
@@ -152,7 +152,14 @@ class Preferences:
                 endpoint=Endpoint(self.settings.endpoint),
                 gateway_id=DEMO_GATEWAY_ID,
             )
-        return connection_from(self.resolved())
+        else:
+            conn = connection_from(self.resolved())
+        # The idle timeout and the deadline hold in demo mode too: they are the user's patience.
+        return replace(
+            conn,
+            idle_timeout=self.settings.idle_timeout,
+            overall_timeout=self.settings.overall_timeout,
+        )
 
     def gateway_options(self) -> GatewayOptions:
         if self.demo is not None:

@@ -196,6 +196,7 @@ class SettingsForm(QWidget):
         self.api_base, self.api_base_row = adv.api_base, adv.api_base_row
         self.gateway_base, self.gateway_base_row = adv.gateway_base, adv.gateway_base_row
         self.request_timeout = adv.request_timeout
+        self.idle_timeout, self.overall_timeout = adv.idle_timeout, adv.overall_timeout
 
     # -- values in ------------------------------------------------------------------------
     def _populate(self, s: Settings) -> None:
@@ -213,6 +214,8 @@ class SettingsForm(QWidget):
         self.api_base.setText(s.api_base)
         self.gateway_base.setText(s.gateway_base)
         self.request_timeout.setValue(s.request_timeout)
+        self.idle_timeout.setValue(s.idle_timeout)
+        self.overall_timeout.setValue(s.overall_timeout)
         self._populate_gateway_options(s)
         self.appearance.set_theme(s.theme)
         self.appearance.set_font_size(s.font_size)
@@ -393,6 +396,8 @@ class SettingsForm(QWidget):
             api_base=s.api_base if "api_base" in kept else self.api_base_value(),
             gateway_base=s.gateway_base if "gateway_base" in kept else self._gateway_base(),
             request_timeout=self.request_timeout.value(),
+            idle_timeout=self.idle_timeout.value(),
+            overall_timeout=self.overall_timeout.value(),
             theme=self.appearance.theme_value(),
             font_size=self.appearance.font_size_value(),
             ui_state=dict(s.ui_state),

@@ -6,6 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
+    QDoubleSpinBox,
     QFormLayout,
     QLabel,
     QLineEdit,
@@ -72,6 +73,9 @@ MAX_TOKENS_NOTE = (
 SKIP_CACHE_NOTE = "Always ask the model, even when the gateway has a cached answer."
 TEMPERATURE_NOTE = "Lower is more focused, higher more varied. Model default sends nothing."
 TIMEOUT_NOTE = "How long to wait for the first byte of a reply; busy models can queue a while."
+IDLE_TIMEOUT_NOTE = "A reply that stops sending for this long is cut off; its text is kept."
+DEADLINE_NOTE = "The longest one reply may take in all, however steadily it streams."
+DEADLINE_STEP = 60
 MIN_FORM_FIELD_WIDTH = 380
 INTRO_GAP = 6
 SYSTEM_PROMPT_LINES = 4
@@ -258,7 +262,21 @@ class AdvancedPage(QWidget):
         self.request_timeout.setAccessibleName("Request timeout")
         row = FieldRow(self.request_timeout, note=TIMEOUT_NOTE, compact=True)
         form.addRow("Request timeout:", row)
+        self.idle_timeout = self._seconds("Idle timeout", v.IDLE_TIMEOUT_MIN, v.IDLE_TIMEOUT_MAX)
+        form.addRow(
+            "Idle timeout:", FieldRow(self.idle_timeout, note=IDLE_TIMEOUT_NOTE, compact=True)
+        )
+        self.overall_timeout = self._seconds(
+            "Deadline", v.OVERALL_TIMEOUT_MIN, v.OVERALL_TIMEOUT_MAX, step=DEADLINE_STEP
+        )
+        form.addRow("Deadline:", FieldRow(self.overall_timeout, note=DEADLINE_NOTE, compact=True))
         self._on_cache_ttl_changed(self.cache_ttl.value())
+
+    @staticmethod
+    def _seconds(name: str, low: float, high: float, *, step: int = TIMEOUT_STEP) -> QDoubleSpinBox:
+        spin = make_double_spin(low=low, high=high, step=step, decimals=0, suffix=" s")
+        spin.setAccessibleName(name)
+        return spin
 
     def set_gateway_enabled(self, enabled: bool) -> None:
         """The gateway section counts only on a gateway route; say so when it does not."""
