@@ -9,20 +9,26 @@ PyInstaller lists them, e.g. ``PySide6/Qt/plugins/platforms/libqxcb.so`` (Linux,
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 __all__ = [
     "BUNDLE_ID",
     "EXCLUDES",
     "HIDDEN_IMPORTS",
+    "HIGHLIGHTED_LANGUAGES",
     "KEYRING_BACKENDS",
+    "PYGMENTS_LEXER_MAPPING",
     "keep_in_bundle",
     "macos_info_plist",
     "platform_hidden_imports",
     "prune_binaries",
     "prune_datas",
+    "pygments_lexer_mapping",
+    "pygments_lexer_modules",
     "read_version",
+    "replace_source",
 ]
 
 APP_NAME = "Flarechat"
@@ -69,6 +75,47 @@ _PLATFORM_HIDDEN_IMPORTS = {
     "win32": ("win32ctypes.core", "win32ctypes.pywin32.win32cred"),
     "darwin": (),
 }
+
+#: Code-block languages the bundle highlights (pygments aliases): the common ones in chat
+#: replies. A fence in any other language is shown plain: the bundle's lexer mapping lists
+#: only the lexers it carries, so ``get_lexer_by_name`` raises ``ClassNotFound`` for the rest
+#: and the transcript falls back to ``TextLexer``. pygments' 250 lexer modules are 4 MB of
+#: source; these (with what they import) are about a third.
+HIGHLIGHTED_LANGUAGES = (
+    *("python", "pycon", "pytb", "javascript", "typescript", "jsx", "tsx", "json", "yaml"),
+    *("toml", "ini", "xml", "html", "css", "scss", "markdown", "tex", "bash", "console"),
+    *("powershell", "batch", "sql", "c", "cpp", "csharp", "fsharp", "java", "kotlin"),
+    *("scala", "groovy", "clojure", "go", "rust", "ruby", "php", "swift", "objective-c"),
+    *("perl", "lua", "r", "matlab", "julia", "haskell", "ocaml", "elixir", "erlang", "dart"),
+    *("scheme", "diff", "docker", "make", "cmake", "nginx", "terraform", "graphql"),
+    *("protobuf", "fortran", "zig", "nix", "nasm", "text"),
+)
+#: The pygments module whose ``LEXERS`` table ``get_lexer_by_name`` searches.
+PYGMENTS_LEXER_MAPPING = "pygments.lexers._mapping"
+
+
+def pygments_lexer_modules(
+    lexers: Mapping[str, tuple[Any, ...]], languages: Iterable[str] = HIGHLIGHTED_LANGUAGES
+) -> list[str]:
+    """The lexer modules (from pygments' ``LEXERS`` table) that define ``languages``."""
+    wanted = set(languages)
+    modules = {entry[0] for entry in lexers.values() if wanted & set(entry[2])}
+    found = {alias for entry in lexers.values() if entry[0] in modules for alias in entry[2]}
+    if missing := wanted - found:
+        raise ValueError(f"no pygments lexer for {sorted(missing)}")
+    return sorted(modules)
+
+
+def pygments_lexer_mapping(lexers: Mapping[str, tuple[Any, ...]], bundled: Iterable[str]) -> str:
+    """Source of a ``pygments.lexers._mapping`` listing only the lexers in ``bundled`` modules
+    (so a dropped language is "not found" rather than an ``ImportError``)."""
+    modules = set(bundled)
+    kept = {name: entry for name, entry in lexers.items() if entry[0] in modules}
+    return (
+        '"""pygments\' lexer table cut down to the bundled lexers (packaging/bundle_rules.py)."""\n'
+        f"LEXERS = {kept!r}\n"
+    )
+
 
 #: Python modules never needed at run time. Unused Qt modules are the big win; the rest keeps
 #: test/dev tooling and other Qt bindings (qasync probes for them) out of the bundle.
@@ -181,9 +228,11 @@ _DROP_PLUGIN_NAME = re.compile(
     r"gtk3|eglfs|linuxfb|vnc|vkkhrdisplay|minimalegl|virtualkeyboard"
     r"|fullscreen-shell|ivi-shell|wl-shell|qt-shell|-server\."
 )
-#: Image formats the app reads: its SVG icons. PNG is built into QtGui, and Markdown images
-#: are shown as links, never loaded. Everything else (pdf pulls QtPdf) stays out.
-_KEEP_IMAGE_FORMAT = re.compile(r"^(lib)?qsvgd?\.")
+#: Image formats the app reads: its SVG icons, and the JPEG, WEBP and GIF images a user
+#: attaches for vision models (``core.capabilities.IMAGE_TYPES``; PNG is built into QtGui,
+#: JPEG is also written). Markdown images are shown as links, never loaded. Everything else
+#: (pdf pulls QtPdf; tiff, tga, wbmp, icns, ico are not attachable) stays out.
+_KEEP_IMAGE_FORMAT = re.compile(r"^(lib)?q(svg|jpeg|webp|gif)d?\.")
 _QT_ROOT = re.compile(r"^PySide6/(Qt/)?")
 #: Linux libraries taken from the host, never bundled: the C++ runtime and the X11/xcb/xkb,
 #: fontconfig/freetype, GLib and D-Bus stacks. They are on every desktop that can show a Qt
@@ -298,6 +347,16 @@ def prune_datas(datas: Sequence[Entry], *, removed: Sequence[Entry]) -> list[Ent
         return entry[2] != SYMLINK or _base(_link_target(entry)) not in gone
 
     return [entry for entry in datas if keep(entry)]
+
+
+def replace_source(entries: Sequence[Entry], *, name: str, source: str) -> list[Entry]:
+    """``entries`` with the source path of the one whose destination is ``name`` replaced
+    (a cut-down pygments table, a trimmed libicudata). Fails if ``name`` is not there."""
+    if not any(entry[0] == name for entry in entries):
+        raise ValueError(f"{name} is not in the bundle")
+    return [
+        (dest, source, kind) if dest == name else (dest, src, kind) for dest, src, kind in entries
+    ]
 
 
 def platform_hidden_imports(platform: str) -> tuple[str, ...]:

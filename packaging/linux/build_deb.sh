@@ -55,6 +55,7 @@ DEPENDS=(
 # A Secret Service provider keeps the API token in the desktop keychain (desktops ship one;
 # without it the app still works and keeps tokens for the session only).
 SUGGESTS="gnome-keyring | keepassxc"
+DEB_ZSTD_LEVEL=9
 
 join_by_comma() {
     local out="" item
@@ -129,7 +130,10 @@ main() {
     write_control "$stage" "$version" "$arch" "$depends"
     deb="$OUT/${APP}_${version}_${arch}.deb"
     rm -f "$deb"
-    dpkg-deb --root-owner-group -Zzstd --build "$stage" "$deb" >/dev/null
+    # zstd level 9: 38.5 MiB in ~10 s here, against 41.8 MiB in 2 s at the default level 3;
+    # level 19 (34 MiB) and xz -6 (31.4 MiB) take 2.5-3 minutes on 2 cores and xz unpacks
+    # 8x slower at install. Debian 12's dpkg reads zstd and xz alike.
+    dpkg-deb --root-owner-group -Zzstd -z"$DEB_ZSTD_LEVEL" --build "$stage" "$deb" >/dev/null
     log "built $deb ($(du -h --apparent-size "$deb" | cut -f1))"
     echo "$deb"
 }

@@ -83,6 +83,9 @@ deb_roundtrip() {
     rm -f "$OUT"/flarechat_*.deb
     packaging/linux/build_deb.sh --out "$OUT" >/dev/null
     local debs=("$OUT"/flarechat_*.deb)
+    step "sizes (budgets: onedir 110 MiB, .deb 45 MiB; checked by tests/packaging)"
+    "$PYTHON" packaging/bundle_size.py "$OUT/dist/flarechat"
+    stat -c '%s %n' "${debs[0]}" | awk '{ printf "%.1f MiB  %s\n", $1 / 1048576, $2 }'
     purge_if_installed
     trap purge_if_installed EXIT
     step "apt-get install -y ${debs[0]#"$ROOT"/}"

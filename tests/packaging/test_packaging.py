@@ -10,13 +10,16 @@ from __future__ import annotations
 import ast
 import configparser
 import importlib.util
+import json
 import os
+import re
 import shutil
 import struct
 import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -45,6 +48,9 @@ def _load(name: str, path: Path) -> ModuleType:
 rules = _load("bundle_rules", PACKAGING / "bundle_rules.py")
 icons = _load("render_icons", PACKAGING / "render_icons.py")
 host_libs = _load("host_libs", PACKAGING / "linux" / "host_libs.py")
+sizes = _load("bundle_size", PACKAGING / "bundle_size.py")
+icu = _load("icu_data", PACKAGING / "icu_data.py")
+PROBES = Path(__file__).resolve().parent / "probes"
 
 
 def _calls(tree: ast.AST) -> dict[str, ast.Call]:
@@ -112,7 +118,14 @@ def test_excludes_keep_every_qt_module_the_app_uses() -> None:
         ("PySide6/Qt/plugins/iconengines/libqsvgicon.so", True),
         ("PySide6/Qt/plugins/imageformats/libqsvg.so", True),
         ("PySide6/plugins/imageformats/qsvg.dll", True),
-        ("PySide6/plugins/imageformats/qjpeg.dll", False),
+        # Attached images: JPEG, WEBP and GIF (PNG is built in); nothing else is attachable.
+        ("PySide6/Qt/plugins/imageformats/libqjpeg.so", True),
+        ("PySide6/Qt/plugins/imageformats/libqwebp.so", True),
+        ("PySide6/Qt/plugins/imageformats/libqgif.so", True),
+        ("PySide6/plugins/imageformats/qjpeg.dll", True),
+        ("PySide6/Qt/plugins/imageformats/libqtiff.so", False),
+        ("PySide6/Qt/plugins/imageformats/libqico.so", False),
+        ("PySide6/Qt/plugins/imageformats/libqicns.so", False),
         ("PySide6/Qt/plugins/wayland-shell-integration/libxdg-shell.so", True),
         ("PySide6/Qt/plugins/platforminputcontexts/libibusplatforminputcontextplugin.so", True),
         ("PySide6/Qt/plugins/platformthemes/libqgtk3.so", False),
@@ -174,6 +187,25 @@ def test_prune_removes_a_dropped_macos_framework_whole() -> None:
     ]
     kept = [entry[0] for entry in rules.prune_datas(datas, removed=removed)]
     assert kept == [f"{lib}QtCore.framework/QtCore", f"{lib}QtCore.framework/Versions/Current"]
+
+
+def test_replace_source_swaps_one_entry_and_refuses_a_missing_one() -> None:
+    entries = [("a.so", "/src/a.so", "BINARY"), ("b.so", "/src/b.so", "BINARY")]
+    swapped = rules.replace_source(entries, name="b.so", source="/trimmed/b.so")
+    assert swapped == [("a.so", "/src/a.so", "BINARY"), ("b.so", "/trimmed/b.so", "BINARY")]
+    with pytest.raises(ValueError, match=r"c\.so"):
+        rules.replace_source(entries, name="c.so", source="/x")
+
+
+def test_size_report_names_the_largest_files(tmp_path: Path) -> None:
+    (tmp_path / "_internal").mkdir()
+    for name, size in (("flarechat", 300), ("_internal/libbig.so", 1000), ("_internal/s", 5)):
+        (tmp_path / name).write_bytes(b"x" * size)
+    (tmp_path / "libbig.so").symlink_to("_internal/libbig.so")  # links count nothing
+    measured = sizes.measure(tmp_path, count=2)
+    assert measured.total == 1305
+    assert measured.largest == (("_internal/libbig.so", 1000), ("flarechat", 300))
+    assert "_internal/libbig.so" in measured.report()
 
 
 def test_version_and_macos_info_plist() -> None:
@@ -309,11 +341,16 @@ def test_scripts_are_executable(script: str) -> None:
 
 # --- The real bundle (slow: PyInstaller builds it once for the tests below) -------------------
 
-#: Issue 5's budget for the Linux onedir bundle.
-BUNDLE_BUDGET_MIB = 120
 BUILD_TIMEOUT = 900  # seconds; ~20-40 s on 2 cores, more when the machine is busy
 RUN_TIMEOUT = 120
-MIB = 1024 * 1024
+DEB_TIMEOUT = 600
+MIB = sizes.MIB
+#: The image types a user can attach (core.capabilities.IMAGE_TYPES) as Qt format names.
+ATTACHABLE_FORMATS = {"png", "jpeg", "webp", "gif"}
+#: A 1x1 GIF: Qt reads GIF but cannot write one to make a sample.
+GIF_1X1 = bytes.fromhex(
+    "47494638396101000100800000000000ffffff21f90401000000002c00000000010001000002024401003b"
+)
 
 
 @pytest.fixture(scope="module")
@@ -331,9 +368,11 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out / "dist" / name
 
 
-def _run(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def _run(
+    *args: str | Path, env: dict[str, str] | None = None, timeout: float = RUN_TIMEOUT
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(arg) for arg in args], capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT
+        [str(arg) for arg in args], capture_output=True, text=True, env=env, timeout=timeout
     )
 
 
@@ -380,13 +419,121 @@ def test_bundle_passes_self_check_and_answers_a_demo_ask(bundle: Path, tmp_path:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    ("schema", "exit_code"),
+    [
+        ({"type": "object", "properties": {"answer": {"type": "string"}}}, 0),
+        ({"type": "object", "properties": {"answer": {"type": "strin"}}}, 2),  # jsonschema's catch
+    ],
+)
+def test_bundle_checks_json_schemas_like_the_source(
+    bundle: Path, tmp_path: Path, schema: dict[str, object], exit_code: int
+) -> None:
+    # jsonschema is imported lazily and reads its meta-schemas from package data files.
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps(schema), encoding="utf-8")
+    args = ("ask", "--demo", "--json-schema", str(path), "hello")
+    env = _env(real_keyring=False)
+    bundled = _run(_executable(bundle), *args, env=env)
+    from_source = _run(sys.executable, "-m", "flarechat", *args, env=env)
+    assert bundled.returncode == from_source.returncode == exit_code, bundled.stderr
+    assert bundled.stdout == from_source.stdout
+    verdicts = [  # the schema verdicts, not the timing line
+        [line for line in run.stderr.splitlines() if line.startswith("flarechat: ")]
+        for run in (bundled, from_source)
+    ]
+    assert verdicts[0] == verdicts[1]
+
+
+@pytest.mark.slow
+def test_bundle_reads_every_attachable_image_format(
+    bundle: Path, tmp_path: Path, qapp: object
+) -> None:
+    from PySide6.QtGui import QColor, QImage
+
+    from flarechat.core.capabilities import IMAGE_TYPES
+
+    assert {kind.lower() for kind in re.findall(r"[A-Z]+", IMAGE_TYPES)} == ATTACHABLE_FORMATS
+    sample = QImage(3, 2, QImage.Format.Format_RGB32)
+    sample.fill(QColor("teal"))
+    files = {}
+    for kind in ("png", "jpeg", "webp"):
+        files[kind] = tmp_path / f"sample.{kind}"
+        assert sample.save(str(files[kind])), kind  # the format from the suffix
+    files["gif"] = tmp_path / "sample.gif"
+    files["gif"].write_bytes(GIF_1X1)
+    plugins = next(bundle.rglob("imageformats")).parent
+    probe = _run(sys.executable, PROBES / "image_formats.py", plugins, *files.values())
+    assert probe.returncode == 0, probe.stderr
+    found = json.loads(probe.stdout)
+    assert found["paths"][0] == str(plugins)
+    assert ATTACHABLE_FORMATS | {"svg"} <= set(found["formats"])
+    assert {"tiff", "ico", "pdf"}.isdisjoint(found["formats"])
+    assert found["read"] == {
+        str(path): [1, 1] if kind == "gif" else [3, 2] for kind, path in files.items()
+    }
+
+
+def _bundled_pyz(bundle: Path) -> Any:
+    """The PYZ archive of pure-Python modules inside the bundle's executable."""
+    from PyInstaller.archive.readers import CArchiveReader  # type: ignore[import-untyped]
+
+    return CArchiveReader(str(_executable(bundle))).open_embedded_archive("PYZ.pyz")
+
+
+@pytest.mark.slow
+def test_bundle_lexer_table_names_only_bundled_lexers(bundle: Path) -> None:
+    pyz = _bundled_pyz(bundle)
+    names = set(pyz.toc)
+    namespace: dict[str, dict[str, tuple[str, str, tuple[str, ...], object, object]]] = {}
+    exec(pyz.extract(rules.PYGMENTS_LEXER_MAPPING), namespace)
+    table = namespace["LEXERS"]
+    assert {entry[0] for entry in table.values()} <= names
+    assert set(rules.HIGHLIGHTED_LANGUAGES) <= {
+        alias for entry in table.values() for alias in entry[2]
+    }
+    assert "pygments.lexers.business" not in names  # COBOL and the like stay out
+
+
+@pytest.mark.slow
+def test_bundle_carries_the_trimmed_icu_data(bundle: Path) -> None:
+    if not sys.platform.startswith("linux"):
+        pytest.skip("PySide6 links its own ICU only on Linux")
+    (library,) = [path for path in bundle.rglob("libicudata.so.*") if not path.is_symlink()]
+    _symbol, package = icu.read_common_data(library)
+    trees = {name.split("/")[1] for name, _data in package.items if name.count("/") > 1}
+    assert trees.isdisjoint(icu.DROPPED_TREES)
+    assert {"zone", "coll"} <= trees
+
+
+@pytest.mark.slow
 def test_bundle_fits_the_size_budget_without_unused_qt(bundle: Path) -> None:
     if not sys.platform.startswith("linux"):
         pytest.skip("the size budget is for the Linux bundle")
+    measured = sizes.measure(bundle)
+    print(measured.report())  # shown with -s or -rA: where the bytes go
+    assert measured.total <= sizes.BUNDLE_BUDGET_MIB * MIB, measured.report()
     files = [path for path in bundle.rglob("*") if path.is_file() and not path.is_symlink()]
-    size = sum(path.stat().st_size for path in files)
-    assert size <= BUNDLE_BUDGET_MIB * MIB, f"bundle is {size / MIB:.1f} MiB"
     names = {path.name for path in files}
     assert not {name for name in names if "Qt6Qml" in name or "Qt6Quick" in name or "gtk" in name}
     assert not [name for name in names if name.endswith(".qm")]  # Qt translations stripped
     assert not [link for link in bundle.rglob("*") if link.is_symlink() and not link.exists()]
+
+
+@pytest.mark.slow
+def test_deb_fits_the_size_budget(bundle: Path, tmp_path: Path) -> None:
+    if shutil.which("dpkg-deb") is None:
+        pytest.skip("dpkg-deb is only on Debian-based systems")
+    build = _run(
+        PACKAGING / "linux" / "build_deb.sh",
+        "--bundle",
+        bundle,
+        "--out",
+        tmp_path,
+        timeout=DEB_TIMEOUT,
+    )
+    assert build.returncode == 0, build.stderr
+    deb = Path(build.stdout.strip().splitlines()[-1])
+    size = deb.stat().st_size
+    print(f"{deb.name}: {size / MIB:.1f} MiB")
+    assert size <= sizes.DEB_BUDGET_MIB * MIB, f"{deb.name} is {size / MIB:.1f} MiB"
