@@ -8,10 +8,12 @@ The ratio is against the budget; pass is value <= target.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from common import Result, not_run
 
@@ -21,27 +23,25 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "packaging" / "out"
 BUNDLE = OUT / "dist" / "flarechat"
 BUILD_ENV = "FLARECHAT_BENCH_BUILD"
-MIB = 1024 * 1024
-BUNDLE_TARGET_MIB, DEB_TARGET_MIB = 110.0, 45.0
-LARGEST = 10
 BUILD_TIMEOUT_S = 1800
 
 
-def _tree_bytes(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+def _bundle_size() -> ModuleType:
+    """packaging/bundle_size.py: the budgets and the measure tests/packaging uses too."""
+    path = ROOT / "packaging" / "bundle_size.py"
+    spec = importlib.util.spec_from_file_location("bundle_size", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
 
 
-def largest(root: Path, count: int = LARGEST) -> list[tuple[str, int]]:
-    """The ``count`` largest contributors: top-level entries of _internal (a package or
-    library) and the files beside it, by bytes."""
-    parts: list[tuple[str, int]] = []
-    for base in (root, root / "_internal"):
-        for entry in base.iterdir() if base.is_dir() else []:
-            if entry.name == "_internal" and base == root:
-                continue
-            size = _tree_bytes(entry) if entry.is_dir() else entry.stat().st_size
-            parts.append((str(entry.relative_to(root)), size))
-    return sorted(parts, key=lambda part: -part[1])[:count]
+sizes = _bundle_size()
+MIB: int = sizes.MIB
+BUNDLE_TARGET_MIB: float = sizes.BUNDLE_BUDGET_MIB
+DEB_TARGET_MIB: float = sizes.DEB_BUDGET_MIB
 
 
 def _build() -> None:
@@ -64,7 +64,7 @@ def _build() -> None:
         timeout=BUILD_TIMEOUT_S,
     )
     subprocess.run(
-        ["bash", str(ROOT / "packaging" / "linux" / "build_deb.sh")],
+        ["bash", str(ROOT / "packaging" / "linux" / "build_deb.sh"), "--bundle", str(BUNDLE)],
         cwd=ROOT,
         check=True,
         timeout=BUILD_TIMEOUT_S,
@@ -77,17 +77,16 @@ def run(quick: bool) -> list[Result]:
         _build()
     rows: list[Result] = []
     if BUNDLE.is_dir():
-        size = _tree_bytes(BUNDLE) / MIB
-        top = ", ".join(f"{name} {part / MIB:.1f}" for name, part in largest(BUNDLE))
+        measured = sizes.measure(BUNDLE)
         rows.append(
             Result(
                 "size.bundle",
-                size,
+                measured.total / MIB,
                 BUNDLE_TARGET_MIB,
                 BUNDLE_TARGET_MIB,
                 "MiB",
                 check="value",
-                note=f"largest (MiB): {top}",
+                note=f"largest (MiB): {measured.summary()}",
             )
         )
     else:
