@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,7 +35,7 @@ _ISOLATED_ENV = (
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
-) -> Iterator[pytest.TestReport]:
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """With FLARECHAT_NO_SKIPS=1 (CI), a skipped test is a failure: CI must run everything."""
     report: pytest.TestReport = yield
     strict = os.environ.get("FLARECHAT_NO_SKIPS") == "1"

@@ -97,8 +97,7 @@ async def test_quitting_while_a_reply_streams_keeps_the_partial_reply(
 async def test_quitting_during_a_retry_countdown_ends_cleanly(
     emulator: EmulatorServer, isolated_profile: Path, logged: pytest.LogCaptureFixture
 ) -> None:
-    options = {"policy": slow_policy()}
-    async with faulty_window(emulator, isolated_profile, logged, **options) as run:
+    async with faulty_window(emulator, isolated_profile, logged, policy=slow_policy()) as run:
         emulator.state.fail_next(1, code=3040, status=429)
         reply_id = await run.send(PROMPT)
         await run.env.recorder.wait("retry_scheduled", lambda m, *_: m == reply_id)

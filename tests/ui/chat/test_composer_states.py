@@ -3,7 +3,7 @@ single way out (issue 11 #5 widget side, #10)."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QAbstractButton, QApplication
 from pytestqt.qtbot import QtBot
 
 from flarechat.ui.chat.banners import RetryBanner
@@ -70,8 +70,6 @@ def test_a_given_up_retry_banner_offers_cancel_not_also_a_close_button(qtbot: Qt
     qtbot.addWidget(banner)
     banner.show_exhausted(model="llama", attempts=4)
     assert not banner._close.isVisibleTo(banner)
-    cancel = [
-        b for b in banner.findChildren(type(banner._close).__mro__[1]) if b.text() == "Cancel"
-    ]
+    cancel = [b for b in banner.findChildren(QAbstractButton) if b.text() == "Cancel"]
     assert cancel
     assert cancel[0].isVisibleTo(banner)

@@ -70,8 +70,8 @@ def test_status_bar_metadata_line_and_cli_summary_print_the_same_figures(
     line = meta_line(_stored(state))
     summary = summary_line(state, model="@cf/meta/llama-3.3-70b")  # what the CLI prints
     assert status == f"llama-3.3-70b · {ttft_text} · {speed_text} · 12.40 neurons today"
-    tokens = "" if estimated else f"12\N{RIGHTWARDS ARROW}{tokens} tokens · "
-    assert line == f"{ttft_text} · {speed_text} · {tokens}1.50 neurons"
+    token_text = "" if estimated else f"12\N{RIGHTWARDS ARROW}{tokens} tokens · "
+    assert line == f"{ttft_text} · {speed_text} · {token_text}1.50 neurons"
     assert summary == f"@cf/meta/llama-3.3-70b · {line}"
 
 

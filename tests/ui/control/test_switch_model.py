@@ -79,7 +79,9 @@ async def test_switch_model_while_waiting_to_retry_resends_with_the_new_model(
         await _switch_through_the_banner(env, main, find_button)
         await _assert_moved(env, main, reply_id)
         assert len(_generation_paths(emulator)) == tried + 1  # the pending retry never ran
-        assert len([m for m in env.chat.current_tree().path() if m.role == "assistant"]) == 1
+        tree = env.chat.current_tree()
+        assert tree is not None
+        assert len([m for m in tree.path() if m.role == "assistant"]) == 1
 
 
 async def test_switch_model_after_the_retry_budget_resends_with_the_new_model(

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import SignalInstance
-from PySide6.QtWidgets import QAbstractButton, QApplication, QWidget
+from PySide6.QtWidgets import QAbstractButton, QApplication, QTableWidgetItem, QWidget
 from shell_helpers import MODEL, TOKEN, ChatEnv, chat_env, slow_policy
 
 from flarechat.api.models import ModelInfo
@@ -213,6 +213,11 @@ async def test_follow_ups_go_to_every_column_and_export_holds_no_token(
         assert table.read_text(encoding="utf-8").count("\n") >= 5  # header + 2 rounds x 2
 
 
+def _text(cell: QTableWidgetItem | None) -> str:
+    assert cell is not None
+    return cell.text()
+
+
 async def test_the_leaderboard_ranks_the_votes_and_exports_them(tmp_path: Path) -> None:
     book = VoteBook(tmp_path / "votes.json")
     for _ in range(3):
@@ -222,10 +227,10 @@ async def test_the_leaderboard_ranks_the_votes_and_exports_them(tmp_path: Path) 
     dialog.reload()
     await dialog.drain()
     assert dialog.table.rowCount() == 2
-    header = [dialog.table.horizontalHeaderItem(i).text() for i in range(len(COLUMNS))]
+    header = [_text(dialog.table.horizontalHeaderItem(i)) for i in range(len(COLUMNS))]
     assert header[:4] == ["#", "Model", "Rating", "± 95 %"]
-    assert dialog.table.item(0, 1).text() == "good"
-    assert dialog.table.item(0, 5).text() == "4"
+    assert _text(dialog.table.item(0, 1)) == "good"
+    assert _text(dialog.table.item(0, 5)) == "4"
     assert dialog.status.text() == "4 votes"
     dialog.export(tmp_path / "board.csv", "csv")
     dialog.export(tmp_path / "votes-export.json", "votes")

@@ -23,6 +23,7 @@ from flarechat.core.meters import ContextLevel, GaugeLevel, UsageTotal
 from flarechat.core.request_code import CodeKind
 from flarechat.emulator import EmulatorServer
 from flarechat.ui.lab.code_dialog import TAB_LABELS
+from flarechat.ui.lab.gauges import AllocationGauge, ContextMeter
 from flarechat.ui.shared.theme import current_palette
 from flarechat.ui.window.main_window import MainWindow
 
@@ -158,18 +159,29 @@ async def test_view_as_code_shows_every_form_without_the_token(
         dialog.close()
 
 
+def _gauge_level(gauge: AllocationGauge) -> GaugeLevel:
+    """The level now: read through a call, as mypy keeps ``gauge.level`` narrowed across the
+    show_usage() that changes it."""
+    return gauge.level
+
+
+def _meter_level(meter: ContextMeter) -> ContextLevel:
+    """The level now (see _gauge_level)."""
+    return meter.level
+
+
 async def test_gauge_colours_and_reset_tooltip(emulator: EmulatorServer, tmp_path: Path) -> None:
     async with window(emulator, tmp_path) as (_env, main, _seen):
         gauge = main.lab_hooks.gauge
         now = datetime(2025, 3, 1, 22, 0, tzinfo=UTC)
         gauge.show_usage(UsageTotal(neurons=8_100, cost=0.0123, replies=3, priced=3), now=now)
-        assert gauge.level is GaugeLevel.AMBER
+        assert _gauge_level(gauge) is GaugeLevel.AMBER
         assert current_palette().banner_warning_border in gauge.bar.styleSheet()
         assert "(00:00 UTC)" in gauge.toolTip()
         assert "not counted" in gauge.toolTip()
         assert "81% of free neurons today" in gauge.label.text()
         gauge.show_usage(UsageTotal(neurons=9_600), now=now)
-        assert gauge.level is GaugeLevel.RED
+        assert _gauge_level(gauge) is GaugeLevel.RED
         assert current_palette().danger in gauge.bar.styleSheet()
 
 
@@ -183,8 +195,8 @@ async def test_context_meter_warns_before_a_send_would_not_fit(
         main.pane.composer.set_text("x" * 360)  # ~94 tokens: fits, but not with 10 more
         bar.update_draft()
         assert bar.context_meter.text().startswith("~")
-        assert bar.context_meter.level is ContextLevel.TIGHT
+        assert _meter_level(bar.context_meter) is ContextLevel.TIGHT
         main.pane.composer.set_text("x" * 800)
         bar.update_draft()
-        assert bar.context_meter.level is ContextLevel.OVER
+        assert _meter_level(bar.context_meter) is ContextLevel.OVER
         assert "exceed" in bar.context_meter.toolTip()

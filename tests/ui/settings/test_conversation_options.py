@@ -149,7 +149,7 @@ async def test_conversation_params_are_sent_saved_and_restored(
 async def test_the_assistant_message_records_the_exact_request(
     emulator: EmulatorServer, tmp_path: Path
 ) -> None:
-    gateway = {
+    gateway: dict[str, Any] = {
         "route": "gateway-url",
         "gateway_id": "my-gw",
         "cache_ttl": 600,

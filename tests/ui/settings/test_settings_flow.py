@@ -126,8 +126,8 @@ def test_the_basics_and_the_advanced_options_are_apart(qtbot: QtBot) -> None:
     connection = form.connection
     for widget in (form.route, form.reject_if_busy, form.gateway_id, form.gateway_token):
         assert connection.isAncestorOf(widget)
-    for widget in (form.cache_ttl, form.skip_cache, form.gateway_options.backoff, form.api_base):
-        assert form.advanced.isAncestorOf(widget)
+    for option in (form.cache_ttl, form.skip_cache, form.gateway_options.backoff, form.api_base):
+        assert form.advanced.isAncestorOf(option)
 
 
 def test_theme_and_text_size_read_back(qtbot: QtBot) -> None:

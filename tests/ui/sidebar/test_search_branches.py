@@ -33,7 +33,8 @@ def word_only_in(text: str, *, not_in: Iterable[str]) -> str:
     """A word of ``text`` that no other text contains, even as a prefix (the search matches
     the last term as a prefix)."""
     others = {w for other in not_in for w in _WORDS.findall(other.lower())}
-    unique = [w for w in _WORDS.findall(text.lower()) if not any(o.startswith(w) for o in others)]
+    words: list[str] = _WORDS.findall(text.lower())
+    unique = [w for w in words if not any(o.startswith(w) for o in others)]
     assert unique, "the replies share every word; pick other questions"
     return unique[0]
 

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QLabel
 
-from flarechat.ui.shared.theme import DARK, LIGHT, apply_theme
+from flarechat.ui.shared.theme import DARK, LIGHT, Palette, Scheme, apply_theme
 from flarechat.ui.sidebar.sidebar import Sidebar, group_conversations, snippet_html
 
 
@@ -98,8 +98,9 @@ def test_search_results_mark_matches_in_the_palette_colours(qtbot: Any, qapp: An
     sidebar = Sidebar()
     qtbot.addWidget(sidebar)
     sidebar.search_field.setText("heron")
+    themes: tuple[tuple[Scheme, Palette], ...] = (("dark", DARK), ("light", LIGHT))
     try:
-        for scheme, palette in (("dark", DARK), ("light", LIGHT)):
+        for scheme, palette in themes:
             apply_theme(qapp, scheme)
             sidebar.set_search_results([_Hit()])
             label = sidebar.results.itemWidget(sidebar.results.item(0))

@@ -19,7 +19,7 @@ CHECKED = (QLabel, QAbstractButton, QLineEdit, QComboBox, QAbstractSpinBox)
 
 
 def _checked_widgets(root: QWidget) -> list[QWidget]:
-    found = []
+    found: list[QWidget] = []
     for widget in root.findChildren(QWidget):
         if not isinstance(widget, CHECKED) or not widget.isVisibleTo(root):
             continue

@@ -101,7 +101,8 @@ async def test_first_run_shows_the_welcome_and_demo_mode_replaces_it(
         ui.env.workspace.apply_settings(make_settings(emulator))
         await ui.workspace.wait("demo_changed", lambda on: not on)
         assert not window.pane.demo_strip.isVisible()
-        assert not ui.env.prefs.settings.demo_mode
+        applied = ui.env.prefs.settings  # the new object apply_settings installed
+        assert not applied.demo_mode
         assert window.route_label.text() == "Direct"
 
 

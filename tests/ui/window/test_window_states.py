@@ -26,9 +26,10 @@ async def test_welcome_open_settings_opens_the_settings_dialog(
 ) -> None:
     async with window(emulator, tmp_path, token=None, account_id="") as (_env, main, _seen):
         assert main.stack.currentWidget() is main.welcome
-        assert main.settings_dialog is None
+        unopened = main.settings_dialog
         find_button(main.welcome, "Open settings").click()
         dialog = main.settings_dialog
+        assert unopened is None  # made on first use
         assert isinstance(dialog, SettingsDialog)
         assert dialog.isVisible()
         assert dialog.isModal()  # open(): window-modal, no nested exec() loop
