@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import logging
 import math
 import os
 import types
@@ -36,6 +37,10 @@ SETTINGS_FILENAME = "settings.json"
 _JSON_INDENT = 2
 _TOKEN_FOUND = "The settings file held an API token in plain text"
 _TOKEN_AGAIN = "Enter the token again in Settings to keep it in the system keychain."
+_NEWER_KEPT = (
+    "Changes to settings are not saved in this session, so the newer version's file stays as it is."
+)
+log = logging.getLogger(__name__)
 
 
 class _WrongType(Exception):
@@ -95,6 +100,9 @@ class SettingsStore:
     def __init__(self, path: Path | None = None) -> None:
         self._path = path if path is not None else config_dir() / SETTINGS_FILENAME
         self.problems: list[str] = []
+        #: set when the file was written by a newer Flarechat: ``save()`` then leaves it alone,
+        #: so settings this version cannot read are never lost
+        self.read_only_reason: str | None = None
 
     @property
     def path(self) -> Path:
@@ -103,10 +111,15 @@ class SettingsStore:
     def load(self) -> Settings:
         """Read the file; never raises for missing, corrupt or odd content."""
         self.problems = []
+        self.read_only_reason = None
         raw = self._read_object()
         if raw is None:
             return Settings()
         result = migrate(raw)
+        version = raw.get("schema_version")
+        if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
+            self.read_only_reason = f"written by a newer Flarechat (schema {version})"
+            self.problems.append(_NEWER_KEPT)
         self.problems.extend(result.notes)
         settings = self._build(result.data)
         if holds_plaintext_secret(raw):
@@ -117,7 +130,14 @@ class SettingsStore:
 
     def save(self, settings: Settings) -> None:
         """Write atomically. Raises ``OSError`` if the disk refuses, ``ValueError`` if a value
-        cannot be written as JSON (the existing file is then left untouched)."""
+        cannot be written as JSON (the existing file is then left untouched). A file from a
+        newer Flarechat is never overwritten (``read_only_reason``): nothing is written."""
+        if self.read_only_reason is not None:
+            log.info("settings not saved: the file was %s", self.read_only_reason)
+            return
+        self._write(settings)
+
+    def _write(self, settings: Settings) -> None:
         data = dataclasses.asdict(settings)
         data["schema_version"] = SCHEMA_VERSION
         text = json.dumps(data, indent=_JSON_INDENT, sort_keys=True, allow_nan=False)
@@ -134,7 +154,7 @@ class SettingsStore:
         3. delete the file (the settings stay in memory and are saved when the disk allows).
         """
         try:
-            self.save(settings)
+            self._write(settings)  # even over a newer file: a plaintext token must go
         except (OSError, ValueError) as exc:
             first = _reason(exc)
         else:

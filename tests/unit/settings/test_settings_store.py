@@ -257,6 +257,26 @@ def test_file_from_a_newer_version_is_read_but_not_rewritten(path: Path) -> None
     assert path.read_bytes() == before
 
 
+def test_saving_over_a_file_from_a_newer_version_writes_nothing(path: Path) -> None:
+    path.parent.mkdir(parents=True)
+    _write(path, {"schema_version": SCHEMA_VERSION + 40, "account_id": ACCOUNT, "new": [1]})
+    before = path.read_bytes()
+    store = SettingsStore(path)
+    settings = store.load()
+    assert store.read_only_reason is not None
+    assert any("not saved" in problem for problem in store.problems)
+    store.save(dataclasses.replace(settings, default_max_tokens=99))  # e.g. at quit
+    assert path.read_bytes() == before
+
+
+def test_a_plaintext_token_is_removed_even_from_a_newer_file(path: Path) -> None:
+    path.parent.mkdir(parents=True)
+    secret = "plaintext-token-in-a-newer-file-8c2d"
+    _write(path, {"schema_version": SCHEMA_VERSION + 1, "account_id": ACCOUNT, "token": secret})
+    SettingsStore(path).load()
+    assert secret not in path.read_text()
+
+
 def test_save_leaves_no_temporary_files(path: Path) -> None:
     store = SettingsStore(path)
     for tokens in (100, 200, 300):
