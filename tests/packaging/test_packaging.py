@@ -17,6 +17,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -474,11 +475,61 @@ def test_bundle_reads_every_attachable_image_format(
     }
 
 
-def _bundled_pyz(bundle: Path) -> Any:
-    """The PYZ archive of pure-Python modules inside the bundle's executable."""
+def _executable_archive(bundle: Path) -> Any:
+    """The archive PyInstaller appends to the bundle's executable (bootstrap modules, PYZ)."""
     from PyInstaller.archive.readers import CArchiveReader  # type: ignore[import-untyped]
 
-    return CArchiveReader(str(_executable(bundle))).open_embedded_archive("PYZ.pyz")
+    return CArchiveReader(str(_executable(bundle)))
+
+
+def _bundled_pyz(bundle: Path) -> Any:
+    """The PYZ archive of pure-Python modules inside the bundle's executable."""
+    return _executable_archive(bundle).open_embedded_archive("PYZ.pyz")
+
+
+#: Modules only other systems have; an import of one is guarded by a platform check.
+OTHER_PLATFORMS_ONLY = frozenset({"winreg", "msvcrt", "_winapi", "winsound", "_overlapped"})
+
+
+def _imported_modules(package: Path) -> set[str]:
+    """Every absolute module name the package's sources import, at top level or in functions
+    (lazy imports such as jsonschema included)."""
+    found: set[str] = set()
+    for source in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module)
+    return found - OTHER_PLATFORMS_ONLY
+
+
+def _bundled_modules(bundle: Path) -> set[str]:
+    """Module names the bundle can import: its PYZ, base_library.zip, bootstrap modules and
+    extension modules (``name.cpython-311-….so``, ``name.abi3.so``, ``.pyd``)."""
+    internal = next(path.parent for path in bundle.rglob("base_library.zip"))
+    names = set(_bundled_pyz(bundle).toc) | set(sys.builtin_module_names)
+    with zipfile.ZipFile(internal / "base_library.zip") as base:
+        names |= {
+            name.removesuffix(".pyc").replace("/", ".").removesuffix(".__init__")
+            for name in base.namelist()
+        }
+    names |= set(_executable_archive(bundle).toc)  # struct and PyInstaller's importers
+    for extension in internal.rglob("*"):
+        if extension.suffix in {".so", ".pyd"} and extension.name.count(".") >= 2:
+            parent = extension.parent.relative_to(internal)
+            package = [] if parent.parts[-1:] == ("lib-dynload",) else parent.parts
+            names.add(".".join([*package, extension.name.split(".")[0]]))
+    return names
+
+
+@pytest.mark.slow
+def test_bundle_holds_every_module_the_app_imports(bundle: Path) -> None:
+    # collect_submodules("flarechat") and PyInstaller's import scan must together leave
+    # nothing out: new packages (core.session, ui.lab…) and imports inside functions.
+    app = ROOT / "app" / "flarechat"
+    missing = sorted(_imported_modules(app) - _bundled_modules(bundle))
+    assert not missing, f"imported by app/flarechat but not in the bundle: {missing}"
 
 
 @pytest.mark.slow
