@@ -104,19 +104,11 @@ async def _keychain_problem_then_chat(run: Run) -> str:
 # -- the keychain -------------------------------------------------------------------------------
 
 
-LOCKED_BUG = (
-    "ui/control/preferences.py Preferences._use_session_store: every SecretStoreUnavailable is "
-    "worded KEYCHAIN_PROBLEM 'No system keychain is available (<reason>)', so a locked keychain "
-    "reads 'No system keychain is available (KeyringLocked: Failed to unlock ...)': wrong, and "
-    "an exception class name (secrets._short) instead of the secrets module's own 'locked' message"
-)
-
-
 @pytest.mark.parametrize(
     ("name", "words"),
     [
         ("missing", "No system keychain"),
-        pytest.param("locked", "locked", marks=pytest.mark.xfail(strict=True, reason=LOCKED_BUG)),
+        ("locked", "locked"),
     ],
 )
 async def test_an_unusable_keychain_leaves_tokens_session_only(

@@ -40,6 +40,12 @@ PARAM_TEMPERATURE = "temperature"
 KEYCHAIN_PROBLEM = (
     "No system keychain is available ({reason}). Tokens will be kept for this session only."
 )
+LOCKED_PROBLEM = (
+    "The system keychain is locked or refused access ({reason}). Tokens will be kept for this "
+    "session only."
+)
+#: How the secrets module's reason starts for keyring's KeyringLocked.
+KEYRING_LOCKED = "KeyringLocked"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +102,10 @@ class Preferences:
 
     def _use_session_store(self, exc: SecretStoreUnavailable) -> None:
         log.info("keychain unavailable, tokens are session-only: %s", exc.reason)
-        self.keychain_problem = KEYCHAIN_PROBLEM.format(reason=exc.reason or exc.message)
+        locked = exc.reason.startswith(KEYRING_LOCKED)  # there is a keychain; it said no
+        self.keychain_problem = (LOCKED_PROBLEM if locked else KEYCHAIN_PROBLEM).format(
+            reason=exc.reason or exc.message
+        )
 
     async def save(self) -> None:
         """Write the settings file (atomic, off the GUI thread)."""
