@@ -164,8 +164,7 @@ class Session:
         self.chat.new_conversation()
         self.workspace.start()
         if problems:
-            text = "\n".join(problems)
-            self.window.pane.show_notice("warning", STARTUP_NOTICE_TITLE, text, [])
+            self.window.show_startup_problems(STARTUP_NOTICE_TITLE, "\n".join(problems))
 
     async def shutdown(self) -> None:
         """Replies (saved as stopped), jobs, the state file, the HTTP client, the store."""

@@ -25,6 +25,7 @@ from flarechat.paths import config_dir, profile_dir
 from flarechat.settings.schema import Settings
 from flarechat.ui.chat.chat_pane import ChatPane
 from flarechat.ui.chat.panels import WelcomePanel
+from flarechat.ui.control import presenting
 from flarechat.ui.control.chat import ChatController
 from flarechat.ui.control.workspace import WorkspaceController
 from flarechat.ui.lab import compare_view
@@ -90,6 +91,7 @@ class MainWindow(QMainWindow):
         self._base_point_size = self.font().pointSizeF()
         self._deleted: str | None = None
         self._has_conversations = False
+        self._startup_problems = False  # then the chat pane shows them, not the welcome
         self.settings_dialog: SettingsDialog | None = None
         self.compare_window: compare_view.CompareWindow | None = None
         self._build_widgets()
@@ -357,13 +359,23 @@ class MainWindow(QMainWindow):
 
     def _update_connection(self, configured: bool) -> None:
         """The welcome panel replaces the chat on a first run with no account (and no history)."""
-        welcome = not configured and not self._has_conversations
+        welcome = not configured and not self._has_conversations and not self._startup_problems
         self.stack.setCurrentWidget(self.welcome if welcome else self.pane)
         self.sidebar.setVisible(not welcome and self.sidebar_action.isChecked())
         self.route_label.setText(self.workspace.prefs.route_label())
         self.picker.set_account_missing(not configured)
         self.pane.composer.set_reject_if_busy(self.workspace.prefs.settings.reject_if_busy)
         self._show_model(self.chat.current_model())
+
+    def show_startup_problems(self, title: str, text: str) -> None:
+        """What start-up found (a settings file set aside, no keychain…) in a banner on the
+        chat pane, which then stands in for the welcome panel so the banner is seen; it
+        offers the welcome's two ways on when no account is set up."""
+        self._startup_problems = True
+        configured = self.workspace.prefs.configured
+        actions = [] if configured else [presenting.ACTION_SETTINGS, presenting.ACTION_DEMO]
+        self.pane.show_notice("warning", title, text, actions)
+        self._update_connection(configured)
 
     def _show_model(self, model: str) -> None:
         """A new chat's empty page names the model and what it is good at."""
