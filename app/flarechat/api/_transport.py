@@ -11,6 +11,7 @@ from flarechat.api import _messages as msg
 from flarechat.api._redact import redact
 from flarechat.api.errors import (
     ConnectionFailed,
+    DeadlinePassed,
     NotHTTP,
     NotTLS,
     RequestTimedOut,
@@ -117,6 +118,8 @@ def stalled(*, idle: bool, received: bool, seconds: float) -> WorkersAIError:
     message = _stall_message(idle=idle, received=received, seconds=seconds)
     what = "idle" if idle else "overall"
     detail = f"{what} timeout of {seconds:g} s fired"
+    if not idle:
+        return DeadlinePassed(message, detail=detail)
     if received:
         return StreamInterrupted(message, detail=detail)
     return RequestTimedOut(message, detail=detail)

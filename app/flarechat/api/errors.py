@@ -25,6 +25,7 @@ Classification is by Workers AI / gateway *code* first and HTTP status second
     │       └── NotTLS                  an https:// address at a port that speaks plain HTTP
     ├── RequestTimedOut                 our own connect/read timeout fired            retryable
     ├── StreamInterrupted               the stream ended without [DONE] or a finish reason
+    │   └── DeadlinePassed              the overall deadline passed (never retried)
     └── NotTheAPI                       something else answered (not retried; base URL, portal)
         ├── Redirected                  a 3xx: redirects are never followed; .location
         ├── WebPage                     a 200 (or 511) web page: a captive portal or proxy
@@ -50,6 +51,7 @@ __all__ = [
     "CapacityExceeded",
     "ConnectionFailed",
     "DailyAllocationExhausted",
+    "DeadlinePassed",
     "ErrorKind",
     "FineTuneIncomplete",
     "GatewayAuthenticationFailed",
@@ -270,6 +272,13 @@ class StreamInterrupted(WorkersAIError):
     # Retryable before the first token (nothing was shown); after it the policy never retries.
     retryable = True
     kind = ErrorKind.INTERRUPTED
+
+
+class DeadlinePassed(StreamInterrupted):
+    """The overall deadline for the whole request passed: the turn ends, interrupted, whether
+    or not text had come; retrying would only overrun the deadline the user set."""
+
+    retryable = False
 
 
 class NotTheAPI(WorkersAIError):

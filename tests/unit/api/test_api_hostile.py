@@ -26,6 +26,7 @@ from flarechat.api.config import (
     Connection,
 )
 from flarechat.api.errors import (
+    DeadlinePassed,
     ErrorKind,
     RequestTimedOut,
     ServerError,
@@ -131,7 +132,10 @@ async def test_silence_before_the_headers_meets_the_overall_deadline(
     conn = mock_conn(api_base=server.api_base, overall_timeout=SHORT)
     text, error = await _outcome(make_client(), conn)
     assert text == ""
-    assert type(error) is RequestTimedOut
+    # The deadline ends the turn as interrupted, and is never retried (it would only overrun).
+    assert type(error) is DeadlinePassed
+    assert error.kind == "interrupted"
+    assert not error.retryable
     assert "within 0.4 s in all" in error.message
 
 

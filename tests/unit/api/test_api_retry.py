@@ -12,6 +12,7 @@ from flarechat.api.errors import (
     CapacityExceeded,
     ConnectionFailed,
     DailyAllocationExhausted,
+    DeadlinePassed,
     ErrorKind,
     FineTuneIncomplete,
     GatewayAuthenticationFailed,
@@ -51,6 +52,7 @@ NEVER = [
     TermsNotAccepted,
     LoraUnsupported,
     FineTuneIncomplete,
+    DeadlinePassed,
 ]
 
 
@@ -123,6 +125,7 @@ KINDS: dict[type[WorkersAIError], str] = {
     TLSFailed: "tls",
     RequestTimedOut: "timeout",
     StreamInterrupted: "interrupted",
+    DeadlinePassed: "interrupted",
     TermsNotAccepted: "terms",
     LoraUnsupported: "lora",
     FineTuneIncomplete: "lora",
