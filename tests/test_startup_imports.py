@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from pytestqt.qtbot import QtBot
 from PySide6.QtWidgets import QWidget
+from pytestqt.qtbot import QtBot
 
 from flarechat.ui import app as gui_app
 

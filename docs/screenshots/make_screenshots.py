@@ -5,7 +5,8 @@ Usage (from the repo root)::
     QT_QPA_PLATFORM=offscreen .venv/bin/python docs/screenshots/make_screenshots.py [scene ...]
 
 Scenes: chat, retry, settings, picker, presets, code… (default: all), each saved as
-``<scene>-<theme>.png`` next to this file. A throwaway profile is used; nothing touches your own settings or keychain.
+``<scene>-<theme>.png`` next to this file. A throwaway profile is used; nothing touches
+your own settings or keychain.
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ from flarechat.ui.shared import theme
 from flarechat.ui.shared.loop import FlareEventLoop
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from capability_scenes import CAPABILITY_SCENES, capability_scene  # noqa: E402
-from compare_scenes import COMPARE_SCENES, shoot as shoot_compare  # noqa: E402
+from capability_scenes import CAPABILITY_SCENES, capability_scene
+from compare_scenes import COMPARE_SCENES
+from compare_scenes import shoot as shoot_compare
 
 OUT = Path(__file__).resolve().parent
 WINDOW_SIZE = (1280, 820)

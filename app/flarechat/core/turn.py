@@ -396,8 +396,9 @@ async def run_turn(
     """Stream one reply, retrying per ``policy`` only while no token has been received.
 
     Yields the client's events (``stream_reply``'s full set when the client has it), plus a
-    ``RetryScheduled`` before each wait; raises the final ``WorkersAIError``. ``sleep(delay)`` is awaited between attempts and may return early: the
-    UI passes one that a "Retry now" button cuts short; whenever it returns, the next attempt
+    ``RetryScheduled`` before each wait; raises the final ``WorkersAIError``. ``sleep(delay)``
+    is awaited between attempts and may return early: the UI passes one that a "Retry now"
+    button cuts short; whenever it returns, the next attempt
     starts. Cancelling the consuming task propagates ``CancelledError`` and closes the client's
     stream; consumers that stop iterating early should use ``contextlib.aclosing``.
     """

@@ -54,7 +54,7 @@ async def test_a_model_change_shows_at_once(emulator: EmulatorServer, tmp_path: 
         env.chat.set_model(OTHER_MODEL)
         short = OTHER_MODEL.rsplit("/", 1)[-1]
         assert env.recorder.args("model_changed")[-1] == (OTHER_MODEL,)
-        assert short in main.pane.composer._edit.placeholderText()  # noqa: SLF001
+        assert short in main.pane.composer._edit.placeholderText()
         assert env.recorder.args("metrics_changed")[-1][0].startswith(short)
 
 
