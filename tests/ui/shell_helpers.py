@@ -51,6 +51,7 @@ CHAT_SIGNALS = (
     "composer_text_requested",
     "editing_changed",
     "store_problem",
+    "store_recovered",
 )
 
 
