@@ -13,9 +13,10 @@ item is copied byte for byte, in the original (sorted) order ICU's binary search
 
 The trimmed package goes back into a library with the same soname and symbol, built with
 binutils' ``as`` and ``ld`` (binutils is already needed: PyInstaller strips with it).
-``ICU_DATA`` cannot do this instead: ICU reads the data linked into ``libicudata`` and only
-falls back to files when that library holds its empty stub, so the 32 MB library would ship
-anyway. tests/packaging runs Qt's ICU calls against both libraries and compares the results.
+``ICU_DATA`` alone cannot do this: libicuuc links ``libicudata`` for the ``icudtNN_dat``
+symbol, so the 32 MB library ships whatever the variable says; a stub library plus a trimmed
+``.dat`` found through ``ICU_DATA`` would be the same size with one more moving part.
+tests/packaging runs Qt's ICU calls against both libraries and compares the results.
 """
 
 from __future__ import annotations

@@ -20,6 +20,9 @@ OUT="$ROOT/packaging/out"
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 KEYRING_PASSWORD="flarechat-ci"
+# Wait for another apt/dpkg run (unattended upgrades, a parallel job) instead of failing on
+# its lock; a purge that fails this way would leave the package installed.
+APT=(apt-get -o DPkg::Lock::Timeout=300)
 
 step() { printf '\n--> %s\n' "$*"; }
 fail() { echo "ci_deb_roundtrip: FAIL: $*" >&2; exit 1; }
@@ -38,7 +41,7 @@ ensure_tools() {
     command -v readelf >/dev/null || missing+=(binutils)
     if [ ${#missing[@]} -gt 0 ]; then
         step "apt: ${missing[*]}"
-        $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+        $SUDO "${APT[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
     fi
 }
 
@@ -74,7 +77,7 @@ demo_ask() {
 
 purge_if_installed() {
     if dpkg-query -W -f='${Status}' flarechat 2>/dev/null | grep -q "install ok"; then
-        $SUDO apt-get purge -y -qq flarechat >/dev/null
+        $SUDO "${APT[@]}" purge -y -qq flarechat >/dev/null
     fi
 }
 
@@ -89,7 +92,7 @@ deb_roundtrip() {
     purge_if_installed
     trap purge_if_installed EXIT
     step "apt-get install -y ${debs[0]#"$ROOT"/}"
-    $SUDO apt-get install -y -qq "${debs[0]}" >/dev/null
+    $SUDO "${APT[@]}" install -y -qq "${debs[0]}" >/dev/null
     [ "$(readlink /usr/bin/flarechat)" = /opt/flarechat/flarechat ] || fail "/usr/bin/flarechat"
     [ -f /usr/share/applications/flarechat.desktop ] || fail "no .desktop file installed"
     [ -f /usr/share/icons/hicolor/256x256/apps/flarechat.png ] || fail "no hicolor icon"
@@ -101,7 +104,7 @@ deb_roundtrip() {
     "$PYTHON" packaging/linux/host_libs.py /opt/flarechat \
         --depends "$(dpkg-query -W -f='${Depends}' flarechat)"
     step "apt-get purge -y flarechat"
-    $SUDO apt-get purge -y -qq flarechat >/dev/null
+    $SUDO "${APT[@]}" purge -y -qq flarechat >/dev/null
     trap - EXIT
     for path in /opt/flarechat /usr/bin/flarechat /usr/share/applications/flarechat.desktop \
         /usr/share/icons/hicolor/256x256/apps/flarechat.png; do
