@@ -52,8 +52,9 @@ COPY_CODE_HREF = "flarechat:copy-code/"
 CODE_HEADER_GAP = "&nbsp;" * 4 + "·" + "&nbsp;" * 4
 #: Space under a code block, px.
 CODE_GAP_PX = 8
-#: Tables on one page of a body before the next settled text starts a new page.
-TABLES_PER_PAGE = 24
+#: Tables on one page of a body before the next settled text starts a new page: few enough
+#: that a change stays cheap, many enough that a table-heavy reply is few widgets.
+TABLES_PER_PAGE = 128
 #: Merged into the document's last block, then deleted: lets an HTML fragment's first block
 #: keep its own format (QTextCursor.insertHtml would give it the block it lands in).
 _JOIN_MARK = "<p>\u2063</p>"
