@@ -112,7 +112,9 @@ def test_stored_tools_reload_and_bad_ones_are_refused(qtbot: QtBot) -> None:
     assert page.problem() == "Two tools are named get_weather."
     page.name.setText("get_time")
     page.parameters.edit.setPlainText("{")
-    assert page.problem().startswith("Tool get_time: parameters: Not valid JSON")
+    problem = page.problem()
+    assert problem is not None
+    assert problem.startswith("Tool get_time: parameters: Not valid JSON")
     page.remove_tool()
     assert page.params() == {"tools": [TOOL], "tool_choice": "required"}
 

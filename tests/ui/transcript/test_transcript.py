@@ -128,7 +128,8 @@ def test_reasoning_is_live_then_collapses_when_the_answer_starts(
     view = live_view(transcript, "a1")
     qtbot.waitUntil(lambda: view.reasoning.text == "Let me think")
     assert view.reasoning.isVisibleTo(view)
-    assert view.reasoning.expanded
+    expanded_while_thinking = view.reasoning.expanded  # a local: append_text changes the field
+    assert expanded_while_thinking
     transcript.append_text("a1", "The answer")
     qtbot.waitUntil(lambda: view.body.text == "The answer")
     assert not view.reasoning.expanded
