@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
@@ -14,6 +15,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QAbstractButton, QWidget
 from shell_helpers import MODEL, TOKEN
 from window_helpers import window
 
@@ -200,3 +202,27 @@ async def test_context_meter_warns_before_a_send_would_not_fit(
         bar.update_draft()
         assert _meter_level(bar.context_meter) is ContextLevel.OVER
         assert "exceed" in bar.context_meter.toolTip()
+
+
+async def test_any_reply_shows_its_request_as_code_from_its_own_action(
+    emulator: EmulatorServer,
+    tmp_path: Path,
+    find_button: Callable[[QWidget, str], QAbstractButton],
+) -> None:
+    async with window(emulator, tmp_path) as (env, main, _seen):
+        await _send(main, "First question")
+        [(_, first)] = env.recorder.args("turn_started")
+        await env.finished(first)
+        await _send(main, "Second question")
+        second = env.recorder.args("turn_started")[-1][1]
+        await env.finished(second)
+        view = main.pane.transcript.view_for(first)  # not the last reply: any of them
+        assert view is not None
+        find_button(view, "View as code").click()
+        dialog = main.lab_hooks.code_dialog
+        assert dialog is not None
+        curl = dialog.code.forms[CodeKind.CURL]
+        assert "First question" in curl
+        assert "Second question" not in curl  # the request that produced that reply
+        assert _leaks(curl) == []
+        dialog.close()

@@ -82,6 +82,7 @@ class MessageView(QFrame):
 
     Signals (all carry the message id):
         regenerate_requested(str), edit_requested(str), continue_requested(str),
+        view_code_requested(str): show the request that produced this reply as code,
         branch_requested(str, int): -1 for the previous sibling, +1 for the next,
         log_id_copied(str): the gateway log id just put on the clipboard,
         tool_results_submitted(str, dict): the results typed for the reply's tool calls.
@@ -90,6 +91,7 @@ class MessageView(QFrame):
     regenerate_requested = Signal(str)
     edit_requested = Signal(str)
     continue_requested = Signal(str)
+    view_code_requested = Signal(str)
     branch_requested = Signal(str, int)
     log_id_copied = Signal(str)
     tool_results_submitted = Signal(str, dict)
@@ -250,6 +252,8 @@ class MessageView(QFrame):
         if data.role == "assistant" or "regen" in self._header_buttons:
             regen = self._header_button("regen", self._make_regen)
             regen.setVisible(data.role == "assistant" and data.status not in OPEN_STATUSES)
+            code = self._header_button("code", self._make_code)
+            code.setVisible(data.role == "assistant" and data.status not in OPEN_STATUSES)
 
     def _make_edit(self) -> QToolButton:
         button = action_button("edit", name="Edit and resend", tip="Edit and resend")
@@ -259,6 +263,11 @@ class MessageView(QFrame):
     def _make_regen(self) -> QToolButton:
         button = action_button("regenerate", name="Regenerate", tip="Regenerate this reply")
         button.clicked.connect(lambda: self.regenerate_requested.emit(self._data.id))
+        return button
+
+    def _make_code(self) -> QToolButton:
+        button = action_button("code", name="View as code", tip="The exact request as code")
+        button.clicked.connect(lambda: self.view_code_requested.emit(self._data.id))
         return button
 
     def _update_siblings(self) -> None:

@@ -55,6 +55,7 @@ class TranscriptView(QWidget):
 
     Signals (message ids are str):
         regenerate_requested(str), edit_requested(str), continue_requested(str),
+        view_code_requested(str): a reply's "View as code" action,
         branch_requested(str, int): +1/-1 to the next/previous sibling,
         log_id_copied(str): a gateway log id was copied to the clipboard,
         tool_results_submitted(str, dict): reply id, ``{call id: result}`` (tool call cards).
@@ -65,6 +66,7 @@ class TranscriptView(QWidget):
     regenerate_requested = Signal(str)
     edit_requested = Signal(str)
     continue_requested = Signal(str)
+    view_code_requested = Signal(str)
     branch_requested = Signal(str, int)
     log_id_copied = Signal(str)
     tool_results_submitted = Signal(str, dict)
@@ -298,6 +300,7 @@ class TranscriptView(QWidget):
         view.regenerate_requested.connect(self.regenerate_requested)
         view.edit_requested.connect(self.edit_requested)
         view.continue_requested.connect(self.continue_requested)
+        view.view_code_requested.connect(self.view_code_requested)
         view.tool_results_submitted.connect(self.tool_results_submitted)
         view.branch_requested.connect(self.branch_requested)
         view.log_id_copied.connect(self.log_id_copied)

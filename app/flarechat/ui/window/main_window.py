@@ -302,6 +302,7 @@ class MainWindow(QMainWindow):
         self.pane.example_chosen.connect(self.pane.composer.set_text)
         self.pane.composer.reject_if_busy_toggled.connect(self._on_reject_if_busy_toggled)
         self.pane.settings_requested.connect(self.open_settings)
+        self.pane.transcript.view_code_requested.connect(self.view_code_requested)
         self.pane.switch_model_requested.connect(self.picker.open_popup)
         self.pane.demo_requested.connect(workspace.enable_demo)
         self.pane.find_bar.find_requested.connect(workspace.find)
