@@ -1,10 +1,14 @@
 """Conversation sessions, free of Qt: a ChatSession per conversation owns every turn
 operation and reports what happens as events; the SessionBook holds the open ones.
 
-Layout: ``session`` (the operations), ``reply`` (one running reply), ``events`` (what is
-reported), ``records`` (what a turn leaves behind, and its figures line), ``saving`` (writes
-that survive a failing database), ``gate`` (the per-model concurrency limit), ``capabilities``
-(what a model takes: vision refusals, schemas), ``structured`` (JSON reply verdicts), ``book``.
+Layout: ``session`` (ChatSession, the coordinator of the operations), ``turns`` (messages
+added, replies begun, compare rounds), ``launching`` (one task per reply: start, re-run,
+stop), ``running`` (one reply streamed, saved and finalised), ``retrying`` (the retry
+banner's actions), ``requests`` (what a reply sends), ``branches`` (the path shown, edits),
+``reply`` (one running reply's state), ``events`` (what is reported), ``records`` (what a turn
+leaves behind, and its figures line), ``saving`` (writes that survive a failing database),
+``gate`` (the per-model concurrency limit), ``capabilities`` (vision refusals, schemas, tool
+results, JSON verdicts, licences), ``structured`` (JSON checks), ``book`` (the open sessions).
 """
 
 from __future__ import annotations
@@ -44,15 +48,11 @@ from flarechat.core.session.events import (
     TurnStarted,
 )
 from flarechat.core.session.gate import ModelGate
-from flarechat.core.session.session import (
-    CONTINUE_PROMPT,
-    SWITCHABLE_FAILURES,
-    ChatSession,
-    ColumnSpec,
-    TurnSettings,
-    can_continue,
-)
+from flarechat.core.session.requests import ColumnSpec, TurnSettings
+from flarechat.core.session.retrying import SWITCHABLE_FAILURES
+from flarechat.core.session.session import ChatSession
 from flarechat.core.session.structured import JsonVerdict, json_check
+from flarechat.core.session.turns import CONTINUE_PROMPT, can_continue
 
 __all__ = [
     "CONTINUE_PROMPT",

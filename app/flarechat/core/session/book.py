@@ -15,8 +15,9 @@ from flarechat.core.conversation import Conversation, ConversationTree, new_id
 from flarechat.core.session.capabilities import Catalogue, SchemaBook
 from flarechat.core.session.events import SessionListener, StoreTrouble
 from flarechat.core.session.gate import ModelGate
+from flarechat.core.session.requests import TurnSettings
 from flarechat.core.session.saving import SessionStore
-from flarechat.core.session.session import ChatSession, TurnSettings
+from flarechat.core.session.session import ChatSession
 from flarechat.core.store import StoreError
 from flarechat.core.turn import ChatStreamer, TurnState
 

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 from flarechat.core.conversation import DEFAULT_TITLE, ROLE_USER, Conversation, Message, auto_title
 from flarechat.core.store import UNSET, NotFound, StoreError, Unset
 
-__all__ = ["RECOVERY_INTERVAL", "ConversationSaver", "SessionStore"]
+__all__ = ["RECOVERY_INTERVAL", "ConversationSaver", "Recovery", "SessionStore"]
 
 log = logging.getLogger(__name__)
 
@@ -183,3 +183,40 @@ class ConversationSaver:
         self._failing, self._problem = True, str(error)
         if first:  # said once per problem, not once per batch
             self._report(str(error), len(self._unsaved))
+
+
+class Recovery:
+    """Writes what a failed save kept, every RECOVERY_INTERVAL, until it is all written.
+
+    Kept apart from a session's jobs: it may run until the database works again, and waiting
+    for the jobs (drain) must not wait for that. ``on_written`` hears when a flush created
+    the conversation's row.
+    """
+
+    def __init__(
+        self, saver: ConversationSaver, *, name: str, on_written: Callable[[], None]
+    ) -> None:
+        self._saver = saver
+        self._name = name
+        self._on_written = on_written
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start the loop unless it runs already."""
+        if self._task is None:
+            loop = asyncio.get_running_loop()
+            self._task = loop.create_task(self._run(), name=self._name)
+
+    async def _run(self) -> None:
+        try:
+            while self._saver.failing:
+                await asyncio.sleep(RECOVERY_INTERVAL)
+                if await self._saver.flush():
+                    self._on_written()
+        finally:
+            self._task = None
+
+    async def stop(self) -> None:
+        if (task := self._task) is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
