@@ -62,7 +62,7 @@ class CapabilityHooks(QObject):
         if self._chat is None:
             return
         model = model or self._chat.current_model()
-        info = self._chat.model_info(model)
+        info = self._chat.capabilities.model_info(model)
         self._attachments.set_vision(info.vision if info is not None else None, model=model)
 
     def _on_catalogue_changed(self) -> None:
@@ -73,7 +73,7 @@ class CapabilityHooks(QObject):
         chat = self._chat
         assert chat is not None, "bind() first"
         images = self._attachments.images()
-        if (refusal := chat.send_refusal(images)) is not None:
+        if (refusal := chat.capabilities.send_refusal(images)) is not None:
             self.on_send_refused(chat.current_model(), refusal)
             return False
         chat.send(text, images=images)
@@ -89,7 +89,7 @@ class CapabilityHooks(QObject):
 
     def on_tool_results(self, reply_id: str, results: dict[str, str]) -> None:
         if self._chat is not None:
-            self._chat.send_tool_results(reply_id, results)
+            self._chat.capabilities.send_tool_results(reply_id, results)
 
     def failure_notice(self, kind: str, message: str, extra: dict[str, Any]) -> NoticeSpec | None:
         """The licence banner for a 5016 failure (None for other kinds)."""
@@ -101,7 +101,7 @@ class CapabilityHooks(QObject):
     def on_action(self, action: str, target: str | None) -> bool:
         """A banner button this module owns (True when it was one)."""
         if action == ACTION_AGREE[0] and self._chat is not None:
-            self._chat.agree_terms(target)
+            self._chat.capabilities.agree_terms(target)
             return True
         if action == ACTION_OPEN_LICENCE[0]:
             open_licence(self._licence, opener=self.opener)

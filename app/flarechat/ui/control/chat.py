@@ -5,34 +5,26 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from flarechat.api.config import Connection
-from flarechat.api.models import FineTune, ModelInfo
+from flarechat.api.models import ModelInfo
 from flarechat.api.retry import RetryPolicy
-from flarechat.api.schema import ModelSchema
 from flarechat.core import session as ev
-from flarechat.core.conversation import Attachment, ConversationTree, Message
+from flarechat.core.conversation import Attachment, ConversationTree
 from flarechat.core.session import ChatSession, SendRefused, SessionBook
 from flarechat.core.session.book import BookStore
 from flarechat.core.store import StoreError
 from flarechat.core.tasks import TaskKeeper
-from flarechat.core.turn import ChatStreamer, TurnState
-from flarechat.ui.control import presenting
+from flarechat.core.turn import ChatStreamer
+from flarechat.ui.control.capabilities import ModelCapabilities
 from flarechat.ui.control.preferences import Preferences
-from flarechat.ui.control.view_data import MessageData, PathView
+from flarechat.ui.control.status_line import StatusLine
+from flarechat.ui.control.view_data import PathView
+from flarechat.ui.control.viewing import MessageViews
 
-__all__ = ["ChatController", "FineTuneLister"]
-
-
-@runtime_checkable
-class FineTuneLister(Protocol):
-    """The part of ``WorkersAIClient`` that lists the account's LoRA adapters."""
-
-    async def list_finetunes(self, conn: Connection) -> list[FineTune]: ...
+__all__ = ["ChatController"]
 
 
 class ChatController(QObject):
@@ -68,7 +60,10 @@ class ChatController(QObject):
             without vision); the composer keeps it, the user may switch model.
         turn_notice(str, str, str): message id, ``core.session.NoticeKind`` value, text
             (streaming turned off for JSON mode, licence accepted).
-        catalogue_changed(): what is known of the models changed (``model_info``).
+        catalogue_changed(): what is known of the models changed (``capabilities``).
+
+    ``capabilities`` (ModelCapabilities) answers what the models can do; ``status`` (StatusLine)
+    keeps the metrics line.
     """
 
     conversation_opened = Signal(str, object)  # a PathView: Qt would copy a list whole
@@ -108,8 +103,6 @@ class ChatController(QObject):
     ) -> None:
         super().__init__(parent)
         self._prefs = prefs
-        self._client = client
-        self._models: dict[str, ModelInfo] = {}
         self._book = SessionBook(
             client=client,
             store=store,
@@ -120,7 +113,21 @@ class ChatController(QObject):
         )
         self._jobs = TaskKeeper("chat")
         self._last_problem: str | None = None
-        self._shown_metrics: tuple[str, TurnState | None] | None = None
+        self.capabilities = ModelCapabilities(
+            self._book,
+            client=client,
+            prefs=prefs,
+            current_model=self.current_model,
+            refused=self.send_refused.emit,
+            catalogue_changed=self.catalogue_changed.emit,
+        )
+        self.status = StatusLine(
+            self._book,
+            jobs=self._jobs,
+            current_model=self.current_model,
+            show_line=self.metrics_changed.emit,
+        )
+        self._views = MessageViews(self.capabilities.known)
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -164,28 +171,8 @@ class ChatController(QObject):
         return (plan.message_id, plan.attempt, plan.max_attempts, plan.delay, plan.model, plan.kind)
 
     def path_view(self, conversation_id: str) -> PathView:
-        """The shown path's messages; each MessageData is made when first read (a long
-        conversation opens with data for the pages shown only)."""
-        session = self._book.session(conversation_id)
-        return (
-            self._views(session, session.tree.path()) if session is not None else PathView.empty()
-        )
-
-    def _views(self, session: ChatSession, shown: Sequence[Message]) -> PathView:
-        messages = list(shown)
-        last = len(messages) - 1
-        return PathView(
-            [m.id for m in messages],
-            lambda i: self._view(session, messages[i], is_last=i == last),
-        )
-
-    def _view(
-        self, session: ChatSession, message: Message, *, is_last: bool | None = None
-    ) -> MessageData:
-        info = self._models.get(message.model) if message.model else None
-        data = presenting.message_data(session.tree, message, is_last=is_last, info=info)
-        live = session.live_text(message.id)
-        return data if live is None else replace(data, content=live[0], reasoning=live[1])
+        """The shown path's messages; each MessageData is made when first read."""
+        return self._views.path(self._book.session(conversation_id))
 
     # -- conversations ---------------------------------------------------------------------
 
@@ -227,13 +214,17 @@ class ChatController(QObject):
         self._prefs.settings.last_model = model
         self._jobs.spawn(self._prefs.save(), name="save-settings")
         self.model_changed.emit(model)
-        self._show_metrics(model, None)
+        self.status.show(model, None)
         if self.session is not None:
             self.session.set_model(model)
 
     def set_options(self, system_prompt: str, params: dict[str, Any]) -> None:
         if self.session is not None:
             self.session.set_options(system_prompt, params)
+
+    def set_models(self, models: Sequence[ModelInfo], *_: object) -> None:
+        """The catalogue (slot for ``models_loaded``), kept by ``capabilities``."""
+        self.capabilities.set_models(models)
 
     # -- intents on the current conversation -----------------------------------------------
 
@@ -248,51 +239,6 @@ class ChatController(QObject):
         except SendRefused as refused:
             self.send_refused.emit(refused.refusal.model, refused.refusal.message)
             return None
-
-    def send_refusal(self, images: Sequence[Attachment]) -> str | None:
-        """Why ``images`` could not be sent to the current model (asked before sending)."""
-        if not images or self.session is None:
-            return None
-        refusal = self.session.refusal(images)
-        return refusal.message if refusal is not None else None
-
-    def send_tool_results(self, reply_id: str, results: dict[str, str]) -> str | None:
-        """The results the user gave for a reply's tool calls go back; the reply goes on."""
-        if self.session is None:
-            return None
-        try:
-            return self.session.send_tool_results(reply_id, results)
-        except ValueError as error:
-            self.send_refused.emit(self.current_model(), str(error))
-            return None
-
-    def agree_terms(self, message_id: str | None = None) -> bool:
-        """Agree and continue (the licence banner): accept the licence, resend the reply."""
-        return self.session is not None and self.session.agree_terms(message_id)
-
-    # -- what the models can do --------------------------------------------------------------
-
-    def set_models(self, models: Sequence[ModelInfo], *_: object) -> None:
-        """The catalogue (slot for ``models_loaded``): sessions refuse images to models
-        without vision, and the window offers what each model can do."""
-        self._models = {m.name: m for m in models}
-        self._book.catalogue = self._models.get
-        self.catalogue_changed.emit()
-
-    def model_info(self, model: str | None = None) -> ModelInfo | None:
-        """The catalogue entry of ``model`` (default: the current one), None if not known."""
-        return self._models.get(model or self.current_model())
-
-    def model_schema(self, model: str | None = None) -> ModelSchema | None:
-        """``model``'s input schema if a send already fetched it (None: not known yet)."""
-        return self._book.schemas.cached(model or self.current_model())
-
-    async def list_finetunes(self) -> list[FineTune]:
-        """The account's LoRA adapters; WorkersAIError or ConfigurationError when unreadable
-        (run it as a kept task: it is a network request)."""
-        if not isinstance(self._client, FineTuneLister):
-            return []
-        return await self._client.list_finetunes(self._prefs.connection())
 
     def regenerate(self, message_id: str) -> str | None:
         return self.session.regenerate(message_id) if self.session is not None else None
@@ -343,23 +289,19 @@ class ChatController(QObject):
 
     def _on_event(self, event: ev.SessionEvent) -> None:
         session = self._book.session(event.conversation_id)
+        if not self._relay_turn(event, session):
+            self._relay_conversation(event, session)
+
+    def _relay_turn(self, event: ev.SessionEvent, session: ChatSession | None) -> bool:
+        """A reply's events; False for any other event."""
         if isinstance(event, ev.TextAppended):
             self.turn_text_appended.emit(event.message_id, event.text)
         elif isinstance(event, ev.ReasoningAppended):
             self.turn_reasoning_appended.emit(event.message_id, event.text)
-        elif isinstance(event, ev.MessageAdded) and session is not None:
-            self.message_added.emit(event.conversation_id, self._view(session, event.message))
-        elif isinstance(event, ev.MessageChanged) and session is not None:
-            self.message_updated.emit(self._view(session, event.message))
-        elif isinstance(event, ev.PathChanged) and session is not None:
-            shown = self._views(session, event.shown)
-            self.path_changed.emit(event.conversation_id, event.first_gone, shown)
         elif isinstance(event, ev.TurnStarted):
             self.turn_started.emit(event.conversation_id, event.message_id)
         elif isinstance(event, ev.PhaseChanged):
             self.turn_phase_changed.emit(event.message_id, str(event.phase))
-        elif isinstance(event, ev.SiblingsChanged):
-            self.siblings_changed.emit(event.message_id, event.index, event.count)
         elif isinstance(event, ev.RetryPlanned):
             self.retry_scheduled.emit(
                 event.message_id, event.attempt, event.max_attempts, event.delay,
@@ -367,35 +309,45 @@ class ChatController(QObject):
             )  # fmt: skip
         elif isinstance(event, ev.RetryOver):
             self.retry_cleared.emit(event.message_id)
-        elif isinstance(event, ev.TurnProgress) and session is self.session:
-            self._show_metrics(event.model, event.state)
+        elif isinstance(event, ev.TurnProgress):
+            if session is self.session:
+                self.status.show(event.model, event.state)
         elif isinstance(event, ev.TurnFinished):
             self._finished(session, event)
         elif isinstance(event, ev.TurnFailed):
             self.turn_failed.emit(event.message_id, str(event.kind), event.message, event.extra)
+        elif isinstance(event, ev.Notice):
+            self.turn_notice.emit(event.message_id, str(event.kind), event.text)
+        else:
+            return False
+        return True
+
+    def _relay_conversation(self, event: ev.SessionEvent, session: ChatSession | None) -> None:
+        if isinstance(event, ev.MessageAdded) and session is not None:
+            self.message_added.emit(event.conversation_id, self._views.one(session, event.message))
+        elif isinstance(event, ev.MessageChanged) and session is not None:
+            self.message_updated.emit(self._views.one(session, event.message))
+        elif isinstance(event, ev.PathChanged) and session is not None:
+            shown = self._views.of(session, event.shown)
+            self.path_changed.emit(event.conversation_id, event.first_gone, shown)
+        elif isinstance(event, ev.SiblingsChanged):
+            self.siblings_changed.emit(event.message_id, event.index, event.count)
         elif isinstance(event, ev.BusyChanged) and session is self.session:
             self.busy_changed.emit(event.busy)
         elif isinstance(event, ev.ConversationStored):
             self.conversation_stored.emit(event.conversation_id)
         elif isinstance(event, ev.EditingChanged):
-            self._editing(event)
+            if event.text is not None:
+                self.composer_text_requested.emit(event.text)
+            self.editing_changed.emit(event.editing)
         elif isinstance(event, ev.StoreTrouble):
             self._store_trouble(event)
-        elif isinstance(event, ev.Notice):
-            self.turn_notice.emit(event.message_id, str(event.kind), event.text)
 
     def _finished(self, session: ChatSession | None, event: ev.TurnFinished) -> None:
-        self._book.count_neurons(event.state)
+        self.status.count(event.state)
         if session is not None and event.message.id in session.tree:
-            self.turn_finished.emit(event.message.id, self._view(session, event.message))
-        if session is self.session:
-            self._show_metrics(event.model, event.state)
-        self.refresh_neurons()  # the saved reply is in the database now: count from there
-
-    def _editing(self, event: ev.EditingChanged) -> None:
-        if event.text is not None:
-            self.composer_text_requested.emit(event.text)
-        self.editing_changed.emit(event.editing)
+            self.turn_finished.emit(event.message.id, self._views.one(session, event.message))
+        self.status.finished(event.model, event.state, on_screen=session is self.session)
 
     def _store_trouble(self, event: ev.StoreTrouble) -> None:
         if event.problem is None:
@@ -413,24 +365,6 @@ class ChatController(QObject):
         if text != self._last_problem:
             self._last_problem = text
             self.store_problem.emit(text)
-
-    # -- the status line -------------------------------------------------------------------
-
-    def refresh_neurons(self) -> None:
-        """Re-read "neurons today" from the store (start-up, after each reply)."""
-        self._jobs.spawn(self._load_neurons(), name="neurons-today")
-
-    async def _load_neurons(self) -> None:
-        if await self._book.load_neurons() is not None:
-            model, state = self._shown_metrics or (self.current_model(), None)
-            self._show_metrics(model, state)
-
-    def _show_metrics(self, model: str, state: TurnState | None) -> None:
-        self._shown_metrics = (model, state)
-        today = self._book.neurons_today()
-        self.metrics_changed.emit(
-            presenting.metrics_line(model=model, state=state, neurons_today=today)
-        )
 
     # -- lifetime --------------------------------------------------------------------------
 

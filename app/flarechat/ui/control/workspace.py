@@ -114,7 +114,7 @@ class WorkspaceController(QObject):
     def start(self) -> None:
         """First load: the list, today's neurons, the cached catalogue, then the live one."""
         self.refresh_conversations()
-        self.chat.refresh_neurons()
+        self.chat.status.refresh_neurons()
         self.refresh_models()
 
     def refresh_conversations(self, *_: object) -> None:

@@ -65,10 +65,10 @@ def open_conversation_options(
         default_max_tokens=prefs.settings.default_max_tokens,
         parent=parent,
         model=chat.current_model(),
-        model_info=chat.model_info(),
-        model_schema=chat.model_schema(),
+        model_info=chat.capabilities.model_info(),
+        model_schema=chat.capabilities.model_schema(),
         native_endpoint=prefs.settings.endpoint != "openai",
-        load_finetunes=chat.list_finetunes,
+        load_finetunes=chat.capabilities.list_finetunes,
     )
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.options_accepted.connect(chat.set_options)

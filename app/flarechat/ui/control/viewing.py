@@ -1,0 +1,44 @@
+"""How a session's messages become view data: a MessageData per message, made when first
+read, with a running reply's live text and what the catalogue says of its model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from flarechat.api.models import ModelInfo
+from flarechat.core.conversation import Message
+from flarechat.core.session import ChatSession
+from flarechat.ui.control import presenting
+from flarechat.ui.control.view_data import MessageData, PathView
+
+__all__ = ["MessageViews"]
+
+
+class MessageViews:
+    """Makes view data of one session's messages; ``model_info`` looks a model up."""
+
+    def __init__(self, model_info: Callable[[str], ModelInfo | None]) -> None:
+        self._model_info = model_info
+
+    def path(self, session: ChatSession | None) -> PathView:
+        """The shown path's messages (empty without a session)."""
+        return self.of(session, session.tree.path()) if session is not None else PathView.empty()
+
+    def of(self, session: ChatSession, shown: Sequence[Message]) -> PathView:
+        """``shown``'s messages; each MessageData is made when first read (a long
+        conversation opens with data for the pages shown only)."""
+        messages = list(shown)
+        last = len(messages) - 1
+        return PathView(
+            [m.id for m in messages],
+            lambda i: self.one(session, messages[i], is_last=i == last),
+        )
+
+    def one(
+        self, session: ChatSession, message: Message, *, is_last: bool | None = None
+    ) -> MessageData:
+        info = self._model_info(message.model) if message.model else None
+        data = presenting.message_data(session.tree, message, is_last=is_last, info=info)
+        live = session.live_text(message.id)
+        return data if live is None else replace(data, content=live[0], reasoning=live[1])
