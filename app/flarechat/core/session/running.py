@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from typing import Any
@@ -53,6 +54,10 @@ from flarechat.core.turn import (
 )
 
 __all__ = ["COMMIT_WAIT", "Renewal", "ReplyRunner"]
+
+#: Longest run of stream events handled before the event loop gets a turn (seconds): well
+#: under a frame, so a burst of buffered tokens never stalls the window.
+YIELD_EVERY = 0.008
 
 log = logging.getLogger(__name__)
 
@@ -153,8 +158,14 @@ class ReplyRunner:
             sleep=functools.partial(self._wait_to_retry, reply),
         )
         async with aclosing(events) as stream:
+            turn_began = time.monotonic()
             async for event in stream:
                 self._on_event(reply, event)
+                # One socket read can hold hundreds of events, all handled without a pause:
+                # give the loop a turn every few ms so the window paints and stays responsive.
+                if time.monotonic() - turn_began >= YIELD_EVERY:
+                    await asyncio.sleep(0)
+                    turn_began = time.monotonic()
 
     def _streamer(self, reply: Reply) -> ChatStreamer:
         if self._gate is None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from session_helpers import (
@@ -17,6 +20,7 @@ from session_helpers import (
 )
 
 from flarechat.api.errors import ErrorKind
+from flarechat.api.events import Finished, ResponseMeta, TextDelta, UsageReport
 from flarechat.core.session import (
     CONTINUE_PROMPT,
     BusyChanged,
@@ -391,3 +395,42 @@ async def test_compare_columns_with_their_own_prompts_branch_from_one_place(
             assert (user.content, user.parent_id) == (row, None)
         tree = await env.store.load_tree(env.session.id)
         assert [m.content for m in tree.children(None)] == rows
+
+
+class _BurstClient:
+    """Every event of a long reply already buffered: the stream never waits on the network."""
+
+    def __init__(self, tokens: int) -> None:
+        self.tokens = tokens
+
+    async def stream_chat(self, conn: Any, request: Any) -> AsyncIterator[Any]:
+        yield ResponseMeta(status_code=200)
+        for _ in range(self.tokens):
+            yield TextDelta("word ")
+        yield UsageReport(prompt_tokens=3, completion_tokens=self.tokens)
+        yield Finished("stop")
+
+
+@pytest.mark.asyncio
+async def test_a_burst_of_buffered_tokens_gives_the_loop_turns(
+    emulator: EmulatorServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flarechat.core.session import running
+
+    monkeypatch.setattr(running, "YIELD_EVERY", 0.0)  # a turn after every event
+    turns = 0
+
+    async def tick() -> None:
+        nonlocal turns
+        while True:
+            await asyncio.sleep(0)
+            turns += 1
+
+    async with session_env(emulator, tmp_path, client=_BurstClient(500)) as env:
+        ticker = asyncio.get_running_loop().create_task(tick())
+        reply_id = env.session.send("Burst")
+        assert reply_id is not None
+        done = await env.events.finished(reply_id, "done")
+        ticker.cancel()
+        assert len(done.message.content) == 500 * len("word ")
+        assert turns >= 400  # the window would have painted throughout, not once at the end
