@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QLabel
 from shell_helpers import ChatEnv, Recorder
-from window_helpers import settled_at, window
+from window_helpers import settled_at, until, window
 
 from flarechat.core.conversation import ROLE_USER, ConversationTree
 from flarechat.emulator import EmulatorServer
@@ -43,13 +43,21 @@ def shown_ids(transcript: TranscriptView) -> list[str]:
     return [data.id for data in transcript.messages()]
 
 
-def switcher_text(transcript: TranscriptView, message_id: str) -> str:
-    view = transcript.view_for(message_id)
-    assert view is not None
-    label = view.findChild(QLabel, "siblingLabel")
-    assert isinstance(label, QLabel)
-    assert label.isVisible()
-    return label.text()
+async def switcher_text(transcript: TranscriptView, message_id: str) -> str:
+    """The "n/m" of a message's version switcher, scrolled to as a user would when its page
+    is not built yet (pages are built around what is on screen, a few widgets a turn)."""
+
+    def label() -> QLabel | None:
+        view = transcript.view_for(message_id)
+        found = view.findChild(QLabel, "siblingLabel") if view is not None else None
+        return found if isinstance(found, QLabel) and found.isVisible() else None
+
+    if label() is None:  # its page may not be built yet (pages fill in around what is shown)
+        transcript.scroll_to(message_id)
+    await until(lambda: label() is not None, f"the version switcher of {message_id}")
+    shown = label()
+    assert shown is not None
+    return shown.text()
 
 
 async def exchange(env: ChatEnv, text: str) -> tuple[str, str]:
@@ -106,8 +114,8 @@ async def test_a_search_hit_in_an_earlier_version_opens_that_branch(
         main.sidebar.results.itemClicked.emit(main.sidebar.results.item(0))
         await seen.wait("focus_requested")
         assert shown_ids(transcript) == [user1, reply1]  # branch 1, with its 1/2 switcher
-        assert switcher_text(transcript, user1) == "1/2"
-        await settled_at(transcript, reply1)
+        await settled_at(transcript, reply1)  # the hit is on screen and marked …
+        assert await switcher_text(transcript, user1) == "1/2"  # … under its version switcher
         await env.chat.drain()
         stored = await env.store.load_tree(conversation_id)
         assert [m.id for m in stored.path()] == [user1, reply1]  # saved as the switcher saves
@@ -137,11 +145,11 @@ async def test_find_matches_on_every_branch_and_shows_each_one_s_branch(
         assert bar.count.text() == "2 of 2"
         bar.previous.click()  # the older version: its branch comes on screen
         assert shown_ids(transcript) == [user, reply1]
-        assert switcher_text(transcript, reply1) == "1/2"
+        assert await switcher_text(transcript, reply1) == "1/2"
         await settled_at(transcript, reply1)
         bar.next.click()
         assert shown_ids(transcript) == [user, reply2]
-        assert switcher_text(transcript, reply2) == "2/2"
+        assert await switcher_text(transcript, reply2) == "2/2"
         await env.chat.drain()
         stored = await env.store.load_tree(tree.conversation.id)
         assert stored.path()[-1].id == reply2
@@ -172,7 +180,7 @@ async def test_opening_a_hit_never_interrupts_a_streaming_reply(
         assert env.chat.current_id == conversation_id
         assert shown_ids(transcript) == [user1, reply1]  # the view switched...
         assert env.chat.is_running(reply2)  # ...and the reply keeps streaming
-        assert switcher_text(transcript, user1) == "1/2"
+        assert await switcher_text(transcript, user1) == "1/2"
         emulator.state.tokens_per_second = FAST_TPS
         data = await env.finished(reply2)
         assert data.status == "done"
