@@ -21,6 +21,8 @@ __all__ = [
     "neurons_text",
     "queue_text",
     "speed_text",
+    "stored_count",
+    "stored_number",
     "tokens_text",
     "total_text",
     "ttft_text",
@@ -113,3 +115,13 @@ def queue_text(seconds: float) -> str:
 def total_text(seconds: float) -> str:
     """The whole request, for a reply that came at once (no TTFT to show): "took 4.20 s"."""
     return f"took {format_duration(seconds)}"
+
+
+def stored_number(value: object) -> float | None:
+    """A figure read back from a stored JSON record: a number (never a bool), else None."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def stored_count(value: object) -> int | None:
+    """A token count read back from a stored JSON record: an int (never a bool), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

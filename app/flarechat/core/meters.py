@@ -64,12 +64,9 @@ _ONE_DECIMAL_BELOW = 10
 _RESET_FORMAT = "%H:%M"
 
 
-def _number(value: object) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+    """A stored count, 0 when missing or not positive."""
+    return max(figures.stored_count(value) or 0, 0)
 
 
 # -- one reply ---------------------------------------------------------------------------
@@ -78,8 +75,8 @@ def _count(value: object) -> int:
 def reply_neurons(usage: Mapping[str, Any] | None, meta: Mapping[str, Any] | None) -> float | None:
     """Neurons billed for a reply: the ``cf-ai-neurons`` header (meta) first, else the usage
     report's figure — the precedence the store's daily sum uses, so nothing counts twice."""
-    neurons = _number((meta or {}).get("neurons"))
-    return neurons if neurons is not None else _number((usage or {}).get("neurons"))
+    neurons = figures.stored_number((meta or {}).get("neurons"))
+    return neurons if neurons is not None else figures.stored_number((usage or {}).get("neurons"))
 
 
 def reply_cost(usage: Mapping[str, Any] | None, info: ModelInfo | None) -> float | None:

@@ -157,14 +157,6 @@ class ColumnMetrics:
         return parts
 
 
-def _number(value: object) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _count(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def estimate_cost(
     usage: Mapping[str, Any] | None, info: ModelInfo | None, *, neurons: float | None = None
 ) -> float | None:
@@ -180,17 +172,17 @@ def estimate_cost(
 def metrics_of(message: Message, info: ModelInfo | None = None) -> ColumnMetrics:
     """A reply's metrics from what its turn left behind (timings, usage, meta)."""
     timings, usage, meta = message.timings or {}, message.usage or {}, message.meta or {}
-    neurons = _number(meta.get("neurons"))
-    neurons = neurons if neurons is not None else _number(usage.get("neurons"))
+    neurons = figures.stored_number(meta.get("neurons"))
+    neurons = neurons if neurons is not None else figures.stored_number(usage.get("neurons"))
     cache = meta.get("cache_status")
     return ColumnMetrics(
         status=message.status,
-        queue_wait=_number(timings.get("queue_wait")),
-        ttft=_number(timings.get("ttft")),
-        tokens_per_second=_number(timings.get("tokens_per_second")),
+        queue_wait=figures.stored_number(timings.get("queue_wait")),
+        ttft=figures.stored_number(timings.get("ttft")),
+        tokens_per_second=figures.stored_number(timings.get("tokens_per_second")),
         tokens_estimated=bool(timings.get("tokens_estimated")),
-        prompt_tokens=_count(usage.get("prompt_tokens")),
-        completion_tokens=_count(usage.get("completion_tokens")),
+        prompt_tokens=figures.stored_count(usage.get("prompt_tokens")),
+        completion_tokens=figures.stored_count(usage.get("completion_tokens")),
         neurons=neurons,
         cost_usd=estimate_cost(usage, info, neurons=neurons),
         cache_status=cache if isinstance(cache, str) and cache else None,

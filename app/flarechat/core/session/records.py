@@ -158,26 +158,18 @@ def reply_record(state: TurnState) -> dict[str, Any]:
     }
 
 
-def _number(value: object) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _count(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _timing_parts(timings: Mapping[str, Any]) -> list[str]:
     parts: list[str] = []
-    queue = _number(timings.get("queue_wait"))
+    queue = figures.stored_number(timings.get("queue_wait"))
     streamed = timings.get("streamed") is not False
     # A reply that came as one body spent all its time "before the headers": no queue figure.
     if streamed and queue is not None and queue >= QUEUE_SHOWN_FROM:
         parts.append(figures.queue_text(queue))
-    if (ttft := _number(timings.get("ttft"))) is not None:
+    if (ttft := figures.stored_number(timings.get("ttft"))) is not None:
         parts.append(figures.ttft_text(ttft))
-    elif not streamed and (total := _number(timings.get("duration"))):
+    elif not streamed and (total := figures.stored_number(timings.get("duration"))):
         parts.append(figures.total_text(total))
-    if (speed := _number(timings.get("tokens_per_second"))) is not None:
+    if (speed := figures.stored_number(timings.get("tokens_per_second"))) is not None:
         parts.append(figures.speed_text(speed, estimated=bool(timings.get("tokens_estimated"))))
     return parts
 
@@ -195,13 +187,13 @@ def figures_text(
     usage, meta = usage or {}, meta or {}
     parts = _timing_parts(timings or {})
     tokens = figures.tokens_text(
-        prompt=_count(usage.get("prompt_tokens")),
-        completion=_count(usage.get("completion_tokens")),
-        cached=_count(usage.get("cached_tokens")),
+        prompt=figures.stored_count(usage.get("prompt_tokens")),
+        completion=figures.stored_count(usage.get("completion_tokens")),
+        cached=figures.stored_count(usage.get("cached_tokens")),
     )
     parts += [tokens] if tokens else []
-    neurons = _number(meta.get("neurons"))
-    neurons = neurons if neurons is not None else _number(usage.get("neurons"))
+    neurons = figures.stored_number(meta.get("neurons"))
+    neurons = neurons if neurons is not None else figures.stored_number(usage.get("neurons"))
     if neurons is not None:
         parts.append(figures.neurons_text(neurons))
     if isinstance(cache := meta.get("cache_status"), str) and cache:

@@ -43,10 +43,6 @@ ACTION_AGREE = ("agree_terms", "Agree and continue")
 # -- messages ----------------------------------------------------------------------------
 
 
-def _number(value: object) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def meta_line(message: Message, *, info: ModelInfo | None = None) -> str:
     """The metadata line: TTFT 420 ms · 38 tok/s · 152→418 tokens · 1.98 neurons · cache HIT,
     then the estimated cost (≈ $0.00042) when the catalogue has the model's prices.
@@ -223,7 +219,7 @@ def notice_for_failure(kind: str, message: str, *, extra: dict[str, Any]) -> Not
         return _daily_notice(message, extra)
     style, title, actions = _NOTICES[error_kind]
     if error_kind is ErrorKind.RATE_LIMIT:
-        wait = _number(extra.get("retry_after"))
+        wait = figures.stored_number(extra.get("retry_after"))
         return NoticeSpec(style, title, message, list(actions), countdown=wait)
     if error_kind is ErrorKind.INTERRUPTED:
         message = f"{message} The partial reply is kept."
