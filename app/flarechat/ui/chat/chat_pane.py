@@ -265,8 +265,8 @@ class ChatPane(QWidget):
             self.composer.show_queued(QUEUE_SHOWN_AFTER_MS / 1000)
 
     def on_text_appended(self, message_id: str, text: str) -> None:
+        # (the queue status went with the reply's "streaming" phase, not once per token)
         if self.chat.is_shown(message_id):
-            self.composer.clear_queued()  # the queue gave way: the reply is arriving
             self.transcript.append_text(message_id, text)
 
     def on_reasoning_appended(self, message_id: str, text: str) -> None:
