@@ -144,12 +144,6 @@ class ConversationSaver:
                 self._report(None, 0)
             return created
 
-    async def keep_trying(self, interval: float = RECOVERY_INTERVAL) -> None:
-        """Flush every ``interval`` seconds until nothing waits (run as a kept task)."""
-        while self._unsaved or self._fields:
-            await asyncio.sleep(interval)
-            await self.flush()
-
     @property
     def failing(self) -> bool:
         return self._failing

@@ -180,10 +180,6 @@ class ChatSession:
     def running(self) -> list[str]:
         return self._launcher.running()
 
-    @property
-    def failed_id(self) -> str | None:
-        return self._runner.failed
-
     def model(self) -> str:
         return self.tree.conversation.model or self._settings.default_model()
 
