@@ -20,7 +20,7 @@ from flarechat.core.session.events import (
 )
 from flarechat.core.session.reply import Outcome, Reply
 from flarechat.core.session.requests import NotSent, RequestMaker
-from flarechat.core.session.running import COMMIT_WAIT, ReplyRunner
+from flarechat.core.session.running import ReplyRunner
 from flarechat.core.session.saving import ConversationSaver
 from flarechat.core.tasks import TaskKeeper
 
@@ -154,21 +154,11 @@ class ReplyLauncher:
     # -- committing rows -------------------------------------------------------------------
 
     async def _add_rows(self, messages: list[Message]) -> None:
-        """Commit new rows before going on, but never wait long on a failing database: after
-        COMMIT_WAIT the write goes on in the background (kept in memory, said in a banner)."""
-        if not messages:
-            return
-        if self._saver.failing:
-            for message in messages:
-                self._saver.keep(message)
-            return
-        task = self._jobs.spawn(self._store_rows(messages), name="store-rows")
-        if task is not None:
-            await asyncio.wait({task}, timeout=COMMIT_WAIT)
+        """New rows are committed before going on (``ConversationSaver.commit``)."""
+        await self._saver.commit(messages, jobs=self._jobs, on_created=self._stored)
 
-    async def _store_rows(self, messages: list[Message]) -> None:
-        if await self._saver.add(messages):
-            self._emit(ConversationStored(self._id))
+    def _stored(self) -> None:
+        self._emit(ConversationStored(self._id))
 
     # -- stopping --------------------------------------------------------------------------
 

@@ -53,17 +53,13 @@ from flarechat.core.turn import (
     stop,
 )
 
-__all__ = ["COMMIT_WAIT", "Renewal", "ReplyRunner"]
+__all__ = ["Renewal", "ReplyRunner"]
 
 #: Longest run of stream events handled before the event loop gets a turn (seconds): well
 #: under a frame, so a burst of buffered tokens never stalls the window.
 YIELD_EVERY = 0.008
 
 log = logging.getLogger(__name__)
-
-#: How long a send waits for its rows to be committed before sending anyway: a locked or
-#: full database keeps them in memory (and says so) instead of holding the reply up.
-COMMIT_WAIT = 1.0
 
 #: Answers a failure the reply may be re-run after (a licence accepted again): True to re-run.
 Renewal = Callable[[Reply, WorkersAIError], Awaitable[bool]]
@@ -270,14 +266,9 @@ class ReplyRunner:
     # -- saving and failing before the stream --------------------------------------------
 
     async def save_final(self, message: Message) -> None:
-        """A message's whole record, waited for at most COMMIT_WAIT: while the database
-        fails it is kept for the recovery loop, so a reply never waits on a locked store."""
-        if self._saver.failing:
-            self._saver.keep(message)
-            return
-        task = self._jobs.spawn(self._saver.finalise(message), name="save-final")
-        if task is not None:
-            await asyncio.wait({task}, timeout=COMMIT_WAIT)
+        """A message's whole record (``ConversationSaver.commit``: a reply never waits on a
+        locked store)."""
+        await self._saver.commit([message], jobs=self._jobs)
 
     def fail_unsent(
         self, message: Message, *, text: str, kind: ErrorKind = ErrorKind.CONFIG

@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from flarechat.core.conversation import DEFAULT_TITLE, ROLE_USER, Conversation, Message, auto_title
 from flarechat.core.store import UNSET, NotFound, StoreError, Unset
+from flarechat.core.tasks import TaskKeeper
 
-__all__ = ["RECOVERY_INTERVAL", "ConversationSaver", "Recovery", "SessionStore"]
+__all__ = ["COMMIT_WAIT", "RECOVERY_INTERVAL", "ConversationSaver", "Recovery", "SessionStore"]
 
 log = logging.getLogger(__name__)
 
+#: How long a write on the request path waits before going on in the background: a locked
+#: or full database keeps the messages in memory (and says so) instead of holding a reply up.
+COMMIT_WAIT = 1.0
 #: Seconds between attempts to write what a failed save kept in memory.
 RECOVERY_INTERVAL = 2.0
 
@@ -96,6 +100,33 @@ class ConversationSaver:
         """A message's final record (status, usage, timings…), whether or not it has a row."""
         self._keep(message, partial=False)
         await self.flush()
+
+    async def commit(
+        self,
+        messages: Sequence[Message],
+        *,
+        jobs: TaskKeeper,
+        on_created: Callable[[], None] | None = None,
+    ) -> None:
+        """Write whole records, waiting at most COMMIT_WAIT: a slower write goes on as one of
+        ``jobs``, and while the database is failing they are only kept for the recovery loop,
+        so nothing on the request path waits on a locked or full store. ``on_created`` hears
+        when the write created the conversation's row."""
+        if not messages:
+            return
+        if self._failing:
+            for message in messages:
+                self._keep(message, partial=False)
+            return
+        task = jobs.spawn(self._write_rows(list(messages), on_created), name="commit-rows")
+        if task is not None:
+            await asyncio.wait({task}, timeout=COMMIT_WAIT)
+
+    async def _write_rows(
+        self, messages: list[Message], on_created: Callable[[], None] | None
+    ) -> None:
+        if await self.add(messages) and on_created is not None:
+            on_created()
 
     def keep(self, message: Message, *, partial: bool = False) -> None:
         """Hold a message for the next flush without writing now (the database is failing:
