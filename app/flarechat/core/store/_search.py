@@ -16,14 +16,18 @@ _SNIPPET_TOKENS = 16
 _WORDLIKE = re.compile(r"\w")
 _NO_LIMIT = -1
 
+#: Across all conversations: the newest matches first (seq grows as messages are saved). FTS5
+#: walks its doclist in rowid order and the CROSS JOINs keep it the outer loop, so SQLite stops
+#: after ``limit`` rows and makes snippets only for those: ranking by relevance (bm25) would
+#: score and sort every match, hundreds of milliseconds for a common word in a long history.
 _MESSAGE_HITS = """
     SELECT m.conversation_id, c.title, m.id, m.role,
            snippet(messages_fts, 0, :start, :end, :ellipsis, :tokens)
     FROM messages_fts
-    JOIN messages AS m ON m.seq = messages_fts.rowid
-    JOIN conversations AS c ON c.id = m.conversation_id
+    CROSS JOIN messages AS m ON m.seq = messages_fts.rowid
+    CROSS JOIN conversations AS c ON c.id = m.conversation_id
     WHERE messages_fts MATCH :query AND c.deleted_at IS NULL
-    ORDER BY messages_fts.rank, m.seq
+    ORDER BY messages_fts.rowid DESC
     LIMIT :limit
 """
 #: Find in one conversation: every match, in the order they were written.
@@ -82,8 +86,8 @@ def search(
     limit: int | None,
     conversation_id: str | None = None,
 ) -> list[SearchHit]:
-    """Title matches first, then message matches by relevance; at most ``limit`` in all
-    (None: no limit).
+    """Title matches first (by relevance), then message matches, newest first; at most
+    ``limit`` in all (None: no limit).
 
     With ``conversation_id``: only that conversation's messages (no title match), every branch,
     in the order they were written (``created_at``) — find in a conversation.

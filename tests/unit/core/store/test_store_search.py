@@ -160,3 +160,30 @@ def test_random_punctuation_never_raises(store: ChatStore) -> None:
         query = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12)))
         hits = store.search(query)  # raising would be the failure
         assert all(h.snippet.count(HIGHLIGHT_START) == h.snippet.count(HIGHLIGHT_END) for h in hits)
+
+
+def test_message_hits_come_newest_first_whatever_their_relevance(store: ChatStore) -> None:
+    """Issue 12 #4: SQLite stops after ``limit`` rows instead of scoring every match."""
+    _, old = add_conversation(store, "t", "heron heron heron heron", "a heron")
+    _, new = add_conversation(store, "u", "one heron among many other words here")
+    hits = store.search("heron")
+    assert [h.message_id for h in hits] == [new[0], old[1], old[0]]
+
+
+def test_limit_keeps_the_newest_and_skips_deleted_conversations(store: ChatStore) -> None:
+    _, kept = add_conversation(store, "t", *[f"apple number {i}" for i in range(8)])
+    gone, _ = add_conversation(store, "u", *[f"apple again {i}" for i in range(8)])
+    store.delete_conversation(gone)
+    hits = store.search("apple", limit=3)
+    assert [h.message_id for h in hits] == kept[:-4:-1]
+    assert all(f"{HIGHLIGHT_START}apple{HIGHLIGHT_END}" in h.snippet for h in hits)
+
+
+def test_titles_then_newest_messages_within_the_limit(store: ChatStore) -> None:
+    conv_id, ids = add_conversation(store, "Heron notes", "heron one", "heron two", "heron three")
+    hits = store.search("heron", limit=3)
+    assert [(h.conversation_id, h.message_id) for h in hits] == [
+        (conv_id, None),
+        (conv_id, ids[2]),
+        (conv_id, ids[1]),
+    ]
