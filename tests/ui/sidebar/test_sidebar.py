@@ -7,9 +7,9 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextDocument
-from PySide6.QtWidgets import QLabel
 
 from flarechat.ui.shared.theme import DARK, LIGHT, Palette, Scheme, apply_theme
+from flarechat.ui.sidebar.hits import hit_html
 from flarechat.ui.sidebar.sidebar import Sidebar, group_conversations, snippet_html
 
 
@@ -103,10 +103,8 @@ def test_search_results_mark_matches_in_the_palette_colours(qtbot: Any, qapp: An
         for scheme, palette in themes:
             apply_theme(qapp, scheme)
             sidebar.set_search_results([_Hit()])
-            label = sidebar.results.itemWidget(sidebar.results.item(0))
-            assert isinstance(label, QLabel)
             mark = f"background-color:{palette.match_bg}; color:{palette.match_text};"
-            assert mark in label.text()
+            assert mark in hit_html(sidebar.results.model().index(0, 0))
     finally:
         apply_theme(qapp, "light")  # the session's scheme
     assert DARK.match_bg != LIGHT.match_bg
@@ -143,8 +141,8 @@ def test_down_and_enter_in_the_search_field_reach_the_results(qtbot: Any) -> Non
     qtbot.addWidget(sidebar)
     sidebar.show()
     sidebar.search_field.setText("heron")
-    sidebar._search_timer.stop()  # the results below answer this query
-    sidebar.set_search_results([_Hit()])
+    sidebar.set_search_results([_Hit()])  # the answer to "heron"
+
     sidebar.search_field.setFocus()
     with qtbot.waitSignal(sidebar.search_hit_activated) as opened:
         qtbot.keyClick(sidebar.search_field, Qt.Key.Key_Return)
@@ -179,10 +177,8 @@ def test_search_snippets_show_plain_text_not_markdown(qtbot: Any) -> None:
     qtbot.addWidget(sidebar)
     sidebar.search_field.setText("heron")
     sidebar.set_search_results([MarkdownHit()])
-    label = sidebar.results.itemWidget(sidebar.results.item(0))
-    assert isinstance(label, QLabel)
     shown = QTextDocument()
-    shown.setHtml(label.text())
+    shown.setHtml(hit_html(sidebar.results.model().index(0, 0)))
     assert shown.toPlainText() == "Birds\nSetup Run pip install heron now"
 
 

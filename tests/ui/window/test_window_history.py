@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QKeySequence
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QLabel
+from PySide6.QtWidgets import QWidget
 from window_helpers import settled_at, window
 
 from flarechat.core.conversation import (
@@ -27,6 +27,7 @@ from flarechat.core.figures import neurons_text
 from flarechat.core.store import ChatStore, utc_day_start
 from flarechat.emulator import EmulatorServer
 from flarechat.ui.shared.theme import LIGHT
+from flarechat.ui.sidebar.hits import hit_html
 from flarechat.ui.window.main_window import MainWindow
 
 pytestmark = pytest.mark.asyncio
@@ -78,14 +79,15 @@ async def test_a_search_hit_3000_messages_back_opens_the_conversation_there(
         assert [(h.conversation_id, h.message_id) for h in hits] == [
             (conversation_id, ids[FAR_BACK])
         ]
-        label = sidebar.results.itemWidget(sidebar.results.item(0))
-        assert isinstance(label, QLabel)
-        assert "\x02" not in label.text()
-        assert "\x03" not in label.text()
+        shown = hit_html(sidebar.results.model().index(0, 0))  # what the row paints
+        assert "\x02" not in shown
+        assert "\x03" not in shown
         highlight = LIGHT.match_bg
-        assert f"background-color:{highlight}; color:{LIGHT.match_text};" in label.text()
-        assert _has_pixels(label, QColor(highlight)), "the matched word is not drawn highlighted"
-        assert "pelicans</span>" in label.text()
+        assert f"background-color:{highlight}; color:{LIGHT.match_text};" in shown
+        assert _has_pixels(sidebar.results.viewport(), QColor(highlight)), (
+            "the matched word is not drawn highlighted"
+        )
+        assert "pelicans</span>" in shown
         sidebar.results.itemClicked.emit(sidebar.results.item(0))
         await seen.wait("focus_requested")
         transcript = main.pane.transcript
@@ -94,8 +96,8 @@ async def test_a_search_hit_3000_messages_back_opens_the_conversation_there(
         assert transcript.view_for(ids[-1]) is None  # the newest page was let go
 
 
-def _has_pixels(label: QLabel, color: QColor) -> bool:
-    image = label.grab().toImage()
+def _has_pixels(widget: QWidget, color: QColor) -> bool:
+    image = widget.grab().toImage()
     wanted = color.rgb()
     return any(
         image.pixel(x, y) == wanted

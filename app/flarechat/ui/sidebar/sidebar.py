@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable, Sequence
 from datetime import date, datetime, timedelta
 from functools import partial
 from typing import Protocol, TypeVar
 
-from PySide6.QtCore import QEvent, QObject, QPoint, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -26,9 +25,23 @@ from PySide6.QtWidgets import (
 
 from flarechat.ui.shared.icons import icon
 from flarechat.ui.shared.theme import current_palette
-from flarechat.ui.sidebar.snippets import plain_snippet
+from flarechat.ui.sidebar.hits import (
+    ID_ROLE,
+    MESSAGE_ROLE,
+    SearchHitDelegate,
+    SearchHitLike,
+    hit_item,
+    snippet_html,
+)
 
-__all__ = ["GROUP_LABELS", "SearchHitLike", "Sidebar", "SummaryLike", "group_conversations"]
+__all__ = [
+    "GROUP_LABELS",
+    "SearchHitLike",
+    "Sidebar",
+    "SummaryLike",
+    "group_conversations",
+    "snippet_html",
+]
 
 PINNED = "Pinned"
 TODAY = "Today"
@@ -37,15 +50,10 @@ LAST_WEEK = "Previous 7 days"
 OLDER = "Older"
 GROUP_LABELS = (PINNED, TODAY, YESTERDAY, LAST_WEEK, OLDER)
 WEEK_DAYS = 7
-#: Typing pauses this long before a search runs.
-SEARCH_DEBOUNCE_MS = 250
+#: A query whose answer has not come back by then (the store failed, or is stuck behind a long
+#: write) no longer holds back the newest text.
+SEARCH_ANSWER_WAIT_MS = 2000
 ROW_PADDING_PX = 5
-ID_ROLE = Qt.ItemDataRole.UserRole
-MESSAGE_ROLE = Qt.ItemDataRole.UserRole + 1
-#: Markers the store puts around matched terms in a search snippet.
-MATCH_START = "\x02"
-MATCH_END = "\x03"
-MARKS = (MATCH_START, MATCH_END)
 EMPTY_LIST_TEXT = (
     "No conversations yet.\n\nWrite a message below to start one, or press Ctrl+N "
     "for a new chat. Your chats are saved on this computer."
@@ -67,19 +75,6 @@ class SummaryLike(Protocol):
     def pinned(self) -> bool: ...
     @property
     def updated_at(self) -> float: ...
-
-
-class SearchHitLike(Protocol):
-    """What the sidebar reads from a search hit (``ChatStore.search``)."""
-
-    @property
-    def conversation_id(self) -> str: ...
-    @property
-    def conversation_title(self) -> str: ...
-    @property
-    def message_id(self) -> str | None: ...  # None: the title matched
-    @property
-    def snippet(self) -> str: ...
 
 
 S = TypeVar("S", bound=SummaryLike)
@@ -105,16 +100,6 @@ def group_conversations(items: Iterable[S], *, now: datetime) -> list[tuple[str,
     return [(label, groups[label]) for label in GROUP_LABELS if groups[label]]
 
 
-def snippet_html(snippet: str, *, highlight: str, text: str | None = None) -> str:
-    """The store's marked snippet as rich text, matches highlighted (other control
-    characters, which Qt would draw as boxes, are dropped)."""
-    plain = "".join(c for c in snippet.replace("\n", " ") if c.isprintable() or c in MARKS)
-    escaped = html.escape(plain)
-    color = f" color:{text};" if text else ""
-    start = f'<span style="background-color:{highlight};{color} font-weight:600;">'
-    return escaped.replace(MATCH_START, start).replace(MATCH_END, "</span>")
-
-
 class Sidebar(QWidget):
     """The left pane: search field, new-chat button, conversations or search results.
 
@@ -125,7 +110,9 @@ class Sidebar(QWidget):
         delete_requested(str): delete a conversation (soft; the window offers Undo).
         pin_requested(str, bool): conversation id, pinned.
         export_requested(str, str): conversation id, format ("markdown" or "json").
-        search_requested(str): debounced query; "" means the search was cleared.
+        search_requested(str): a query to run now; "" means the search was cleared. One query
+            is out at a time: text typed meanwhile is asked for when its results come back
+            (set_search_results), so each keystroke costs at most one query.
         search_hit_activated(str, str): conversation id, message id of a clicked result
             ("" when the conversation's title matched).
     """
@@ -152,8 +139,10 @@ class Sidebar(QWidget):
         self._stack = QStackedWidget(self)
         self._empty_results = QLabel(NO_MATCHES_TEXT, self)
         self.empty_list = QLabel(EMPTY_LIST_TEXT, self)
-        self._search_timer = QTimer(self, singleShot=True, interval=SEARCH_DEBOUNCE_MS)
-        self._search_timer.setObjectName("sidebar-search-debounce")
+        #: The query asked for and not yet answered (None: the results shown answer the field).
+        self._asked: str | None = None
+        self._answer_timer = QTimer(self, singleShot=True, interval=SEARCH_ANSWER_WAIT_MS)
+        self._answer_timer.setObjectName("sidebar-search-answer-wait")
         self._build()
         self._connect()
 
@@ -179,7 +168,9 @@ class Sidebar(QWidget):
             QAbstractItemView.EditTrigger.DoubleClicked
             | QAbstractItemView.EditTrigger.EditKeyPressed
         )
-        self.results.setWordWrap(True)
+        self.results.setUniformItemSizes(True)  # one size asked for, not one per hit
+        self._hit_delegate = SearchHitDelegate(self.results)
+        self.results.setItemDelegate(self._hit_delegate)
         self._empty_results.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self._empty_results.setEnabled(False)
         self.empty_list.setObjectName("emptySidebar")
@@ -221,7 +212,7 @@ class Sidebar(QWidget):
         self.new_button.clicked.connect(self.new_requested)
         self.search_field.installEventFilter(self)
         self.search_field.textChanged.connect(self._on_search_text_changed)
-        self._search_timer.timeout.connect(self._emit_search)
+        self._answer_timer.timeout.connect(self._on_answer_overdue)
         self.conversations.currentItemChanged.connect(self._on_current_item_changed)
         self.conversations.itemChanged.connect(self._on_item_changed)
         self.conversations.customContextMenuRequested.connect(self._on_context_menu)
@@ -367,45 +358,42 @@ class Sidebar(QWidget):
 
     def _on_search_text_changed(self, text: str) -> None:
         if text.strip():
-            self._search_timer.start()
+            if self._asked is None:  # nothing out: ask now; else the answer asks for the rest
+                self._ask(text.strip())
         else:
-            self._search_timer.stop()
+            self._asked = None
+            self._answer_timer.stop()
             self._show_list()
             self.search_requested.emit("")
 
-    def _emit_search(self) -> None:
+    def _ask(self, query: str) -> None:
+        self._asked = query
+        self._answer_timer.start()
+        self.search_requested.emit(query)
+
+    def _on_answer_overdue(self) -> None:
+        self._asked = None
         query = self.search_field.text().strip()
         if query:
-            self.search_requested.emit(query)
+            self._ask(query)
 
     def set_search_results(self, hits: Sequence[SearchHitLike]) -> None:
-        """Show search hits (snippets with highlighted matches); ignored once the field is empty."""
-        if not self.search_field.text().strip():
+        """Show the hits for the query asked (highlighted snippets). Results the field has moved
+        on from are dropped and its text is asked for instead; ignored once the field is empty.
+        """
+        asked, self._asked = self._asked, None
+        self._answer_timer.stop()
+        query = self.search_field.text().strip()
+        if not query:
+            return
+        if asked is not None and asked != query:  # typed on meanwhile: these are stale
+            self._ask(query)
             return
         self.results.clear()
+        self._hit_delegate.forget()
         for hit in hits:
-            self._add_result(hit)
+            self.results.addItem(hit_item(hit))
         self._stack.setCurrentWidget(self.results if hits else self._empty_results)
-
-    def _add_result(self, hit: SearchHitLike) -> None:
-        item = QListWidgetItem()
-        item.setData(ID_ROLE, hit.conversation_id)
-        item.setData(MESSAGE_ROLE, hit.message_id)
-        p = current_palette()
-        marked = hit.snippet if hit.message_id is None else plain_snippet(hit.snippet)
-        snippet = snippet_html(marked, highlight=p.match_bg, text=p.match_text)
-        if hit.message_id is None:  # the title matched: its snippet is the marked title
-            label = QLabel(f"<b>{snippet}</b>")
-        else:
-            label = QLabel(f"<b>{html.escape(hit.conversation_title)}</b><br>{snippet}")
-        label.setTextFormat(Qt.TextFormat.RichText)
-        label.setWordWrap(True)
-        label.setContentsMargins(6, 4, 6, 4)
-        label.setAccessibleName(f"Match in {hit.conversation_title}")
-        width = max(self.results.viewport().width(), self.minimumWidth()) - 4
-        item.setSizeHint(QSize(width, label.heightForWidth(width)))
-        self.results.addItem(item)
-        self.results.setItemWidget(item, label)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if (
@@ -428,7 +416,7 @@ class Sidebar(QWidget):
             view.setFocus(Qt.FocusReason.TabFocusReason)
             return True
         if key in _ACTIVATE_KEYS and view is self.results:
-            if self._search_timer.isActive():  # the results are for an older query
+            if self._asked is not None:  # the results shown are for an older query
                 return False
             item = view.currentItem() or view.item(self._first_row(view))
             if item is not None:
