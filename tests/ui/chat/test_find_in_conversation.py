@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QWidget
 from window_helpers import settled_at, window
 
 from flarechat.core.conversation import (
@@ -81,7 +82,7 @@ async def test_all_700_matches_are_reachable_with_next_and_previous(
         transcript, bar = main.pane.transcript, main.pane.find_bar
         _find_action(main).trigger()
         shown: list[str] = []
-        bar.match_selected.connect(shown.append)
+        bar.match_selected.connect(lambda message_id, _query: shown.append(message_id))
         bar.field.setText(WORD)
         query, matches = await seen.wait("find_results")
         assert (query, matches) == (WORD, wanted)  # all of them, in order, none from elsewhere
@@ -89,16 +90,44 @@ async def test_all_700_matches_are_reachable_with_next_and_previous(
         await settled_at(transcript, wanted[-1])
         for step in range(MATCHES):  # next: wraps to the first, then walks to the last
             bar.next.click()
-            assert transcript.flash_frame(wanted[step]) is not None, f"match {step} not shown"
+            assert transcript.marked(wanted[step]), f"match {step} not marked"
             if step % SETTLE_EVERY == 0:
                 await settled_at(transcript, wanted[step])
                 assert bar.count.text() == f"{step + 1} of {MATCHES}"
         assert shown[1:] == wanted
         for step in reversed(range(MATCHES - 1)):  # previous: back to the first
             bar.previous.click()
-            assert transcript.flash_frame(wanted[step]) is not None, f"match {step} not shown"
+            assert transcript.marked(wanted[step]), f"match {step} not marked"
             if step % SETTLE_EVERY == 0:
                 await settled_at(transcript, wanted[step])
         await settled_at(transcript, wanted[0])
         assert bar.count.text() == f"1 of {MATCHES}"
         assert shown[1 + MATCHES :] == wanted[-2::-1]
+
+
+async def test_the_match_itself_is_marked_and_the_marks_go_with_the_query(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    conversation_id, wanted = await asyncio.to_thread(seed, tmp_path / "chat.sqlite3")
+    async with window(emulator, tmp_path) as (env, main, seen):
+        env.workspace.open(conversation_id)
+        await env.recorder.wait("conversation_opened", lambda c, _m: c == conversation_id)
+        transcript, bar = main.pane.transcript, main.pane.find_bar
+        _find_action(main).trigger()
+        bar.field.setText(WORD.upper())  # case does not matter
+        await seen.wait("find_results")
+        await settled_at(transcript, wanted[-1])
+        view = transcript.view_for(wanted[-1])
+        assert view is not None
+        text = view.body.plain_text() if view.data.role == "assistant" else view.data.content
+        start = text.index(WORD)
+        assert transcript.marked(wanted[-1]) == [(start, start + len(WORD))]
+        assert transcript.findChildren(QWidget, "flashFrame") == []  # not the whole message
+        bar.field.setText(WORD + "s")  # the query changes: the old marks go at once
+        assert transcript.marked(wanted[-1]) == []
+        mark = seen.mark()
+        bar.field.setText(WORD)
+        await seen.wait("find_results", after=mark)
+        await settled_at(transcript, wanted[-1])
+        bar.close_bar()  # closing find clears them too
+        assert transcript.marked(wanted[-1]) == []

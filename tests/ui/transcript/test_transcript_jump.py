@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QEvent
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
 from flarechat.ui.transcript.message_view import MessageData, MessageView
 from flarechat.ui.transcript.transcript import (
-    FLASH_MS,
     MAX_LIVE_MESSAGES,
     PAGE_SIZE,
     TranscriptView,
@@ -62,7 +61,7 @@ def test_a_message_far_back_is_loaded_shown_and_marked(
     transcript.set_history(conversation(HISTORY))
     settle(qtbot, transcript)
     assert transcript.view_for("m7") is None  # only the last page has widgets
-    assert transcript.scroll_to("m7")
+    assert transcript.scroll_to("m7", query="WORDS")
     assert top_in_viewport(transcript, "m7") is not None  # at once, before the page fills in
     settle(qtbot, transcript)
     top = top_in_viewport(transcript, "m7")
@@ -77,29 +76,39 @@ def test_a_message_far_back_is_loaded_shown_and_marked(
     assert transcript.view_for("m0") is not None
     assert transcript.live_count <= PAGE_SIZE + 1
     assert widgets_alive(transcript) == transcript.live_count
-    frame = transcript.flash_frame("m7")
-    assert frame is not None
-    assert frame.isVisible()
-    assert frame.geometry() == live_rect(transcript, "m7")
+    view = transcript.view_for("m7")
+    assert view is not None
+    words = view.body.plain_text().index("words")
+    assert transcript.marked("m7") == [(words, words + len("words"))]  # still, after the load
+    assert transcript.findChildren(QWidget, "flashFrame") == []  # no whole-message frame
     assert not transcript.is_at_bottom()
     assert transcript.jump_button.isVisible()
 
 
-def live_rect(transcript: TranscriptView, message_id: str) -> object:
-    view = transcript.view_for(message_id)
-    assert view is not None
-    return view.rect()
+def test_marks_move_to_the_next_message_and_stay_until_cleared(
+    qtbot: QtBot, transcript: TranscriptView
+) -> None:
+    transcript.set_history(conversation(60))
+    settle(qtbot, transcript)
+    assert transcript.scroll_to("m55", query="answer")
+    assert transcript.marked("m55") == [(0, len("answer"))]
+    qtbot.wait(100)  # no timer takes them away
+    assert transcript.marked("m55") == [(0, len("answer"))]
+    assert transcript.scroll_to("m57", query="answer")
+    assert transcript.marked("m55") == []  # one message marked at a time
+    assert transcript.marked("m57") == [(0, len("answer"))]
+    transcript.clear_matches()
+    assert transcript.marked("m57") == []
 
 
-def test_the_mark_goes_away_by_itself(qtbot: QtBot, transcript: TranscriptView) -> None:
+def test_scrolled_to_without_a_query_nothing_is_marked(
+    qtbot: QtBot, transcript: TranscriptView
+) -> None:
     transcript.set_history(conversation(60))
     settle(qtbot, transcript)
     assert transcript.scroll_to("m55")
-    frame = transcript.flash_frame("m55")
-    assert frame is not None
-    assert frame.is_flashing()
-    qtbot.waitUntil(lambda: not frame.isVisible(), timeout=FLASH_MS * 3)
-    assert transcript.flash_frame("m55") is frame  # kept for the next time, just hidden
+    assert transcript.marked("m55") == []
+    assert transcript.findChildren(QWidget, "flashFrame") == []
 
 
 def test_jumps_back_and_forth_keep_the_widget_count_bounded(

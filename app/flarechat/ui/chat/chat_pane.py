@@ -151,6 +151,8 @@ class ChatPane(QWidget):
         self.notice_banner.action_triggered.connect(self.on_notice_action)
         self.edit_strip.action_triggered.connect(lambda _action: chat.cancel_edit())
         self.find_bar.match_selected.connect(self.show_message)
+        self.find_bar.query_edited.connect(self.transcript.clear_matches)
+        self.find_bar.closed.connect(self.transcript.clear_matches)
 
     #: Set by the window: what the composer's text becomes when sent (a template filled in),
     #: or None to keep it in the box (a template value is still missing).
@@ -227,12 +229,13 @@ class ChatPane(QWidget):
             self.transcript.remove_from(first)
             self._append(shown)
 
-    def show_message(self, message_id: str) -> None:
+    def show_message(self, message_id: str, query: str = "") -> None:
         """Open the transcript at a message (a search hit or a find match), loading its page
-        if it is far back in the history, and mark it briefly. A message on a branch that is
-        not shown brings its branch on screen first (ChatController.reveal)."""
+        if it is far back in the history, with ``query`` marked where it occurs in it. A
+        message on a branch that is not shown brings its branch on screen first
+        (ChatController.reveal)."""
         self.chat.reveal(message_id)
-        self.transcript.scroll_to(message_id)
+        self.transcript.scroll_to(message_id, query=query)
 
     # -- replies ---------------------------------------------------------------------------
 

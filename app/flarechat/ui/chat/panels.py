@@ -205,18 +205,22 @@ class FindBar(QWidget):
 
     Signals:
         find_requested(str): the (debounced) text to look for.
-        match_selected(str): the message id of the match to show.
+        match_selected(str, str): the message id of the match to show, and the query to
+            mark in it.
+        query_edited(): the text changed: marks of the earlier query no longer apply.
         closed(): the bar was closed (Esc or its close button).
     """
 
     find_requested = Signal(str)
-    match_selected = Signal(str)
+    match_selected = Signal(str, str)
+    query_edited = Signal()
     closed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("findBar")
         self._matches: list[str] = []
+        self._query = ""
         self._index = -1
         self.field = QLineEdit(self)
         self.field.setPlaceholderText("Find in this conversation")
@@ -241,7 +245,7 @@ class FindBar(QWidget):
         self._timer = QTimer(self, singleShot=True, interval=FIND_DEBOUNCE_MS)
         self._timer.setObjectName("find-debounce")
         self._timer.timeout.connect(lambda: self.find_requested.emit(self.field.text()))
-        self.field.textChanged.connect(lambda _text: self._timer.start())
+        self.field.textChanged.connect(self._on_text_changed)
         self.field.returnPressed.connect(lambda: self.step(+1))
         self.previous.clicked.connect(lambda: self.step(-1))
         self.next.clicked.connect(lambda: self.step(+1))
@@ -254,6 +258,10 @@ class FindBar(QWidget):
         button.setAccessibleName(tip.split(" (")[0])
         button.setAutoRaise(True)
         return button
+
+    def _on_text_changed(self, _text: str) -> None:
+        self._timer.start()
+        self.query_edited.emit()
 
     def open_bar(self) -> None:
         self.show()
@@ -269,6 +277,7 @@ class FindBar(QWidget):
         if query != self.field.text():
             return
         self._matches = list(message_ids)
+        self._query = query
         self._index = len(self._matches) - 1
         self._show_current()
 
@@ -285,7 +294,7 @@ class FindBar(QWidget):
             self.count.setText("No matches")
         else:
             self.count.setText(f"{self._index + 1} of {total}")
-            self.match_selected.emit(self._matches[self._index])
+            self.match_selected.emit(self._matches[self._index], self._query)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() == Qt.Key.Key_Escape:

@@ -8,13 +8,15 @@ from dataclasses import replace
 from functools import partial
 from typing import TypeVar, cast
 
-from PySide6.QtCore import QEvent, QRectF, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QGuiApplication, QPainter, QPaintEvent
+from PySide6.QtCore import QEvent, QObject, QRect, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QEnterEvent, QGuiApplication, QPainter, QPaintEvent, QTextCursor
 from PySide6.QtWidgets import (
+    QApplication,
     QFrame,
     QHBoxLayout,
     QLabel,
     QSizePolicy,
+    QTextBrowser,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -27,6 +29,12 @@ from flarechat.ui.control.view_data import MessageData
 from flarechat.ui.shared.icons import APP_ICON, icon
 from flarechat.ui.shared.theme import current_palette, fill_rounded, named
 from flarechat.ui.transcript.markdown_view import MarkdownView
+from flarechat.ui.transcript.match_marks import (
+    find_ranges,
+    mark_page,
+    marked_html,
+    marked_ranges,
+)
 from flarechat.ui.transcript.message_parts import (
     ContinueRow,
     ReasoningSection,
@@ -58,6 +66,8 @@ TYPING_FRAMES = ("•", "• •", "• • •")
 #: Characters of the gateway log id shown before the ellipsis.
 LOG_ID_SHOWN_CHARS = 10
 AVATAR_PX = 18
+#: A long body still rendering in steps is marked once it is done: checked this often.
+MARK_RETRY_MS = 30
 _LOG_LINK = "flarechat:copy-log-id"
 #: Parts below the header, in layout order; each is created the first time it is needed.
 _PART_ORDER = (
@@ -79,6 +89,14 @@ class MessageView(QFrame):
 
     Parts that most messages never need (reasoning, markers, Continue…) are created on first
     use, so a page of history stays cheap. ``render_count`` counts (re-)renders.
+
+    The header's actions (copy, edit, regenerate, view as code) show while the pointer is over
+    the message or something in it has keyboard focus, and always when pinned (the latest reply).
+    Concealed, they keep their place, focus and accessible names (only their painting is held
+    back), so Tab still reaches them, which shows them, and the text never moves.
+
+    Find marks: ``mark_matches(query)`` highlights every occurrence of a query in the shown
+    text (the first one stronger) until ``clear_matches()``.
 
     Signals (all carry the message id):
         regenerate_requested(str), edit_requested(str), continue_requested(str),
@@ -109,14 +127,23 @@ class MessageView(QFrame):
         self.render_count = 0
         self._typing_frame = 0
         self._typing_timer: QTimer | None = None
+        self._actions: list[QToolButton] = []
+        self._hovered = self._focused = self._pinned = False
+        self._query = ""
+        self._marks_timer: QTimer | None = None
+        self._label_marks: tuple[str, str] | None = None  # a user label's (marked, plain) text
         self._build_header()
         self.set_data(data, note=note)
+        app = QApplication.instance()
+        if isinstance(app, QApplication):  # focus anywhere in the message shows the actions
+            app.focusChanged.connect(self._on_focus_changed)
 
     def _build_header(self) -> None:
         self._avatar = QLabel()
         self._role = mark_bold(named(QLabel(), "roleLabel"))
         refresh_fonts(self._role, self.font())
-        self._copy = action_button("copy", name="Copy message", tip="Copy the message")
+        copy = action_button("copy", name="Copy message", tip="Copy the message")
+        self._copy = self._action(copy)
         self._copy.clicked.connect(self.copy_to_clipboard)
         self._header = QHBoxLayout()
         self._header.setSpacing(4)
@@ -153,6 +180,7 @@ class MessageView(QFrame):
             widget = factory()
             refresh_fonts(widget, self.font())
             self._header.insertWidget(self._header.indexOf(self._copy), widget)
+            QWidget.setTabOrder(widget, self._copy)  # Tab walks them left to right
             self._header_buttons[key] = widget
         return widget
 
@@ -208,6 +236,9 @@ class MessageView(QFrame):
         self._update_reasoning(live=False)
         self._update_chrome()
         self._update_capabilities()
+        if self._query:
+            self._apply_marks()
+        self._update_reveal()
         self.render_count += 1
 
     def stream(self, content: str, reasoning: str) -> None:
@@ -234,6 +265,159 @@ class MessageView(QFrame):
     def copy_to_clipboard(self) -> None:
         QGuiApplication.clipboard().setText(self._data.content)
 
+    # -- actions shown on hover and focus --------------------------------------------------------
+
+    def actions_revealed(self) -> bool:
+        """Are the header's actions drawn (hovered, focused, or pinned and finished)?"""
+        finished = self._data.status not in OPEN_STATUSES
+        return self._hovered or self._focused or (self._pinned and finished)
+
+    def set_actions_pinned(self, pinned: bool) -> None:
+        """Keep the actions shown without hover or focus (the latest reply, once finished)."""
+        if pinned != self._pinned:
+            self._pinned = pinned
+            self._update_reveal()
+
+    def _action(self, button: QToolButton) -> QToolButton:
+        """An action that is drawn only while revealed (see the class docstring)."""
+        button.installEventFilter(self)
+        self._actions.append(button)
+        return button
+
+    def _on_focus_changed(self, _old: QWidget | None, now: QWidget | None) -> None:
+        focused = now is not None and self.isAncestorOf(now)
+        if focused != self._focused:
+            self._focused = focused
+            self._update_reveal()
+
+    def _update_reveal(self) -> None:
+        for button in self._actions:
+            button.update()
+
+    def enterEvent(self, event: QEnterEvent) -> None:
+        super().enterEvent(event)
+        self._hovered = True
+        self._update_reveal()
+
+    def leaveEvent(self, event: QEvent) -> None:
+        super().leaveEvent(event)
+        self._hovered = False
+        self._update_reveal()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint and watched in self._actions:
+            return not self.actions_revealed()  # True: the concealed button paints nothing
+        return super().eventFilter(watched, event)
+
+    # -- find marks ------------------------------------------------------------------------------
+
+    def mark_matches(self, query: str) -> QRect | None:
+        """Highlight every occurrence of ``query`` in the shown text (case-insensitive; in code
+        blocks and tables too), the first one stronger. Where the first one is, in this
+        widget's coordinates (None: no occurrence, or the body is still rendering; it is
+        marked when done)."""
+        self._query = query.strip()
+        return self._apply_marks()
+
+    def clear_matches(self) -> None:
+        self._query = ""
+        self._apply_marks()
+
+    def match_ranges(self) -> list[tuple[int, int]]:
+        """The marked [start, end) ranges: in the plain text of what is shown (the body's
+        ``plain_text()``; a user message's text, or the start of it while folded)."""
+        if self._data.role == "user":
+            return self._user_marked_ranges()
+        ranges: list[tuple[int, int]] = []
+        offset = 0
+        for page in self._pages():
+            ranges.extend((offset + a, offset + b) for a, b in marked_ranges(page))
+            offset += page.document().characterCount()  # its text and the "\n" after it
+        return ranges
+
+    def _pages(self) -> list[QTextBrowser]:
+        return self.body.findChildren(QTextBrowser) if "body" in self._parts else []
+
+    def _apply_marks(self) -> QRect | None:
+        if self._data.role == "user":
+            return self._mark_user_text()
+        if "body" not in self._parts:
+            return None
+        if self._query and self.body.is_rendering():
+            self._retry_marks()
+            return None
+        return self._mark_pages(self._pages())
+
+    def _mark_pages(self, pages: list[QTextBrowser]) -> QRect | None:
+        """Mark ``pages`` (the first occurrence strong); where that one is, or None."""
+        palette = current_palette()
+        spot: QRect | None = None
+        for page in pages:
+            current = 0 if spot is None else None
+            cursors = mark_page(page, self._query, palette=palette, current=current)
+            if cursors and spot is None:
+                rect = page.cursorRect(cursors[0]).united(page.cursorRect(_start_of(cursors[0])))
+                spot = QRect(page.viewport().mapTo(self, rect.topLeft()), rect.size())
+        return spot
+
+    def _mark_user_text(self) -> QRect | None:
+        """A user's text: an expanded document's extra selections, else the label's text as
+        rich text with marked spans (a label has no extra selections)."""
+        page = self._user_page()
+        if page is not None:
+            return self._mark_pages([page])
+        label = self._user_label()
+        if label is None:
+            return None
+        shown = self._label_source(label)
+        ranges = find_ranges(shown, self._query) if self._query else []
+        if ranges:
+            label.setTextFormat(Qt.TextFormat.RichText)
+            label.setText(marked_html(shown, ranges, palette=current_palette()))
+            self._label_marks = (label.text(), shown)
+            return label.geometry()
+        if label.textFormat() != Qt.TextFormat.PlainText:
+            label.setTextFormat(Qt.TextFormat.PlainText)
+            label.setText(shown)
+        self._label_marks = None
+        return None
+
+    def _user_label(self) -> QLabel | None:
+        part = self._parts.get("plain")
+        if isinstance(part, QLabel):
+            return part
+        return part.findChild(QLabel, "userText") if part is not None else None
+
+    def _user_page(self) -> QTextBrowser | None:
+        """The document a long user text is expanded into, when it is shown."""
+        part = self._parts.get("plain")
+        page = part.findChild(QTextBrowser) if part is not None else None
+        return page if page is not None and not page.isHidden() else None
+
+    def _label_source(self, label: QLabel) -> str:
+        """The plain text a user message's label shows (the text before marks were added,
+        unless the label was given a new text since)."""
+        marks = self._label_marks
+        return marks[1] if marks is not None and marks[0] == label.text() else label.text()
+
+    def _user_marked_ranges(self) -> list[tuple[int, int]]:
+        page = self._user_page()
+        if page is not None:
+            return marked_ranges(page)
+        label = self._user_label()
+        if label is None or self._label_marks is None or not self._query:
+            return []
+        return find_ranges(self._label_source(label), self._query)
+
+    def _retry_marks(self) -> None:
+        if self._marks_timer is None:
+            self._marks_timer = QTimer(self)
+            self._marks_timer.setObjectName("findMarksTimer")
+            self._marks_timer.setSingleShot(True)
+            self._marks_timer.setInterval(MARK_RETRY_MS)
+            self._marks_timer.timeout.connect(self._apply_marks)
+        self._marks_timer.start()
+
     # -- updates ---------------------------------------------------------------------------------
 
     def _update_header(self) -> None:
@@ -256,17 +440,21 @@ class MessageView(QFrame):
             code.setVisible(data.role == "assistant" and data.status not in OPEN_STATUSES)
 
     def _make_edit(self) -> QToolButton:
-        button = action_button("edit", name="Edit and resend", tip="Edit and resend")
+        button = self._action(action_button("edit", name="Edit and resend", tip="Edit and resend"))
         button.clicked.connect(lambda: self.edit_requested.emit(self._data.id))
         return button
 
     def _make_regen(self) -> QToolButton:
-        button = action_button("regenerate", name="Regenerate", tip="Regenerate this reply")
+        button = self._action(
+            action_button("regenerate", name="Regenerate", tip="Regenerate this reply")
+        )
         button.clicked.connect(lambda: self.regenerate_requested.emit(self._data.id))
         return button
 
     def _make_code(self) -> QToolButton:
-        button = action_button("code", name="View as code", tip="The exact request as code")
+        button = self._action(
+            action_button("code", name="View as code", tip="The exact request as code")
+        )
         button.clicked.connect(lambda: self.view_code_requested.emit(self._data.id))
         return button
 
@@ -397,13 +585,23 @@ class MessageView(QFrame):
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:
             refresh_fonts(self, self.font())
-        elif event.type() == QEvent.Type.PaletteChange and "error" in self._parts:
-            self._update_error(visible=not self._parts["error"].isHidden())
+        elif event.type() == QEvent.Type.PaletteChange:
+            if "error" in self._parts:
+                self._update_error(visible=not self._parts["error"].isHidden())
+            if self._query:
+                self._retry_marks()  # after the body re-renders in the new colours
 
 
 def _short_model(model: str) -> str:
     """The last path part of a model id: "@cf/meta/llama-3" -> "llama-3"."""
     return model.rsplit("/", 1)[-1]
+
+
+def _start_of(cursor: QTextCursor) -> QTextCursor:
+    """A cursor at the start of ``cursor``'s selection (cursorRect is where it ends)."""
+    start = QTextCursor(cursor)
+    start.setPosition(cursor.selectionStart())
+    return start
 
 
 def _short_log_id(log_id: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QScrollArea, QToolButton, QVBoxLayout, QWidget
 
@@ -16,11 +16,9 @@ from flarechat.ui.transcript.message_list import (
     PAGE_STEP,
     MessageList,
 )
-from flarechat.ui.transcript.message_overlays import FLASH_MS, FLASH_NAME, FlashFrame
 from flarechat.ui.transcript.message_view import OPEN_STATUSES, MessageData, MessageView
 
 __all__ = [
-    "FLASH_MS",
     "FLUSH_INTERVAL_MS",
     "MAX_LIVE_MESSAGES",
     "PAGE_SIZE",
@@ -30,6 +28,8 @@ __all__ = [
 
 #: Streaming deltas are buffered and painted at most this often (~30 Hz).
 FLUSH_INTERVAL_MS = 33
+#: A find match lower than this above the viewport's bottom is scrolled up into view, px.
+MATCH_MARGIN_PX = 48
 
 
 @dataclass(slots=True)
@@ -79,6 +79,10 @@ class TranscriptView(QWidget):
         self._streams: dict[str, _Stream] = {}
         self._notes: dict[str, str | None] = {}
         self._dirty: dict[str, None] = {}
+        self._marked: str | None = None  # the message with find marks
+        self._pinned: str | None = None  # the latest reply: its actions always shown
+        self._pin_timer = QTimer(self, singleShot=True, interval=0)
+        self._pin_timer.timeout.connect(self._pin_latest_reply)
         self._list = MessageList(self._make_view, self)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
@@ -129,26 +133,58 @@ class TranscriptView(QWidget):
         """Show the newest message and follow the reply again (the jump button's action)."""
         self._list.scroll_to_latest()
 
-    def scroll_to(self, message_id: str) -> bool:
+    def scroll_to(self, message_id: str, *, query: str = "") -> bool:
         """Open the conversation at a message, however far back (a search hit, a find match).
 
         The page around it is loaded (the window of live widgets jumps there, staying within
-        MAX_LIVE_MESSAGES), it is scrolled near the top and marked for FLASH_MS. False when
-        the message is not in this conversation's visible path.
+        MAX_LIVE_MESSAGES) and it is scrolled near the top. With a ``query``, every occurrence
+        in it is marked, the first one stronger and scrolled into view; the previous message's
+        marks go. False when the message is not in this conversation's visible path.
         """
         view = self._list.scroll_to(message_id)
         if view is None:
             return False
-        direct = Qt.FindChildOption.FindDirectChildrenOnly
-        frame = view.findChild(FlashFrame, FLASH_NAME, direct) or FlashFrame(view)
-        frame.flash()
+        self.clear_matches()
+        if query.strip():
+            self._marked = message_id
+            spot = view.mark_matches(query)
+            if spot is not None:
+                self._reveal_spot(view, spot)
         return True
 
-    def flash_frame(self, message_id: str) -> FlashFrame | None:
-        """The mark over a message that was scrolled to (None if never marked or paged out)."""
+    def _reveal_spot(self, view: MessageView, spot: QRect) -> None:
+        """Scroll a match deep in a long message up into the viewport."""
+        viewport = self.scroll_area.viewport()
+        if view.mapTo(viewport, spot.bottomLeft()).y() <= viewport.height() - MATCH_MARGIN_PX:
+            return
+        center = view.mapToParent(spot.center())  # in the scrolled content
+        self.scroll_area.ensureVisible(center.x(), center.y(), 0, viewport.height() // 3)
+
+    def clear_matches(self) -> None:
+        """Remove the find marks (the find bar closed, or its query changed)."""
+        view = self._list.view_for(self._marked) if self._marked is not None else None
+        if view is not None:
+            view.clear_matches()
+        self._marked = None
+
+    def _pin_latest_reply(self) -> None:
+        """The newest message, when it is a reply, keeps its actions shown (as chat apps
+        show them under the answer just read); the others show theirs on hover and focus."""
+        count = self._list.count()
+        latest = self._list.item(count - 1) if count else None
+        pinned = latest.id if latest is not None and latest.role == "assistant" else None
+        earlier = self._list.view_for(self._pinned) if self._pinned not in (None, pinned) else None
+        if earlier is not None:
+            earlier.set_actions_pinned(False)
+        self._pinned = pinned
+        view = self._list.view_for(pinned) if pinned is not None else None
+        if view is not None:
+            view.set_actions_pinned(True)
+
+    def marked(self, message_id: str) -> list[tuple[int, int]]:
+        """The find marks shown in a message ([] if none, or it has no widget)."""
         view = self._list.view_for(message_id)
-        direct = Qt.FindChildOption.FindDirectChildrenOnly
-        return view.findChild(FlashFrame, FLASH_NAME, direct) if view is not None else None
+        return view.match_ranges() if view is not None else []
 
     # -- messages --------------------------------------------------------------------------------
 
@@ -297,6 +333,7 @@ class TranscriptView(QWidget):
 
     def _make_view(self, data: MessageData, parent: QWidget) -> MessageView:
         view = MessageView(data, note=self._notes.get(data.id), parent=parent)
+        self._pin_timer.start()  # a new message may be the latest reply, or follow it
         view.regenerate_requested.connect(self.regenerate_requested)
         view.edit_requested.connect(self.edit_requested)
         view.continue_requested.connect(self.continue_requested)

@@ -321,7 +321,9 @@ class MainWindow(QMainWindow):
         workspace.conversations_changed.connect(self._on_conversations_changed)
         workspace.search_results.connect(sidebar.set_search_results)
         workspace.find_results.connect(self.pane.find_bar.set_matches)
-        workspace.focus_requested.connect(self.pane.show_message)
+        workspace.focus_requested.connect(  # a search hit, with the query that found it
+            lambda message_id: self.pane.show_message(message_id, sidebar.search_field.text())
+        )
         workspace.conversation_deleted.connect(self._on_conversation_deleted)
         workspace.models_loaded.connect(self._on_models_loaded)
         workspace.models_loading.connect(self.picker.set_loading)
