@@ -18,14 +18,14 @@ check() {
         "$@" || failed=1
 }
 
-check app:tests tests/*.py
-check app:tests/unit/api tests/unit/api
+check app:tests tests/*.py tests/support
+check app:tests/unit/api:tests tests/unit/api
 check app:tests/unit/core/session tests/unit/core tests/unit/*.py
 check app:tests/unit/emulator tests/unit/emulator
 check app:tests tests/unit/settings
 check app:tests/ui:tests/ui/window:tests/ui/transcript:tests/ui/capabilities tests/ui
-check app tests/integration
+check app:tests tests/integration
 check app:tests tests/packaging
-check app:tests/faults:tests/ui tests/faults
+check app:tests/faults:tests/ui:tests tests/faults
 
 exit "$failed"

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 from drive import assert_plain
-from hostile import HostileServer, answer, garbage, portal, redirect
 from leaks import assert_no_secret
 
 from flarechat.api.retry import RetryPolicy
 from flarechat.emulator import DEMO_ACCOUNT_ID
 from flarechat.emulator.server import EmulatorServer
 from flarechat.emulator.state import EmulatorState
+from support.hostile import HostileServer, answer, garbage, portal, redirect
 
 MODEL = "@cf/meta/llama-3.1-8b-instruct-fast"
 TOKEN = "tok-faults-cli-71d2c9e04b"

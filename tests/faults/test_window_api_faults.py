@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 from drive import Run, assert_plain, faulty_window
-from hostile import HostileServer, answer, garbage, portal, redirect
 from shell_helpers import MODEL, TOKEN, fast_policy
 
 from flarechat.emulator import EmulatorServer
 from flarechat.emulator.state import EmulatorState
+from support.hostile import HostileServer, answer, garbage, portal, redirect
 
 pytestmark = pytest.mark.asyncio
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from drive import DB_NAME, assert_plain, faulty_window, saved
-from hostile import HostileServer, answer, http_head, sse_reply
 from PySide6.QtGui import QDesktopServices
 from shell_helpers import slow_policy
 
 from flarechat.emulator import EmulatorServer
+from support.hostile import HostileServer, answer, http_head, sse_reply
 
 pytestmark = pytest.mark.asyncio
 

@@ -7,7 +7,6 @@ send one message at start.
 
 from __future__ import annotations
 
-import os
 import signal
 import sqlite3
 import subprocess
@@ -19,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from flarechat.core.store import DB_FILENAME, open_store
-from flarechat.emulator import DEMO_ACCOUNT_ID
+from support.kill import app_env, running_app, saved_rows, sigkill
 
 pytestmark = pytest.mark.slow
 
@@ -30,6 +29,8 @@ EMULATOR_TPS = "6"
 STARTUP_TIMEOUT = 30.0
 STREAM_TIMEOUT = 60.0
 POLL = 0.1
+#: Bound on an orderly shutdown after SIGTERM (never a timing assertion).
+SHUTDOWN_TIMEOUT = 60.0
 
 
 @pytest.fixture
@@ -78,23 +79,6 @@ def _partial_reply(db: Path) -> tuple[str, str] | None:
     return str(row[0]), str(row[1])
 
 
-def _app_env(profile: Path, api_base: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        {
-            "FLARECHAT_HOME": str(profile),
-            "QT_QPA_PLATFORM": "offscreen",
-            "LANG": "C.UTF-8",
-            "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-            "CLOUDFLARE_ACCOUNT_ID": DEMO_ACCOUNT_ID,
-            "CLOUDFLARE_API_TOKEN": TOKEN,
-            "FLARECHAT_API_BASE": api_base,
-            "FLARECHAT_TEST_AUTOSEND": PROMPT,
-        }
-    )
-    return env
-
-
 def _wait_for_partial(app: subprocess.Popen[bytes], db: Path) -> tuple[str, str]:
     deadline = time.monotonic() + STREAM_TIMEOUT
     while time.monotonic() < deadline:
@@ -109,23 +93,14 @@ def _wait_for_partial(app: subprocess.Popen[bytes], db: Path) -> tuple[str, str]
 def test_sigkill_while_streaming_keeps_the_saved_reply(slow_emulator: str, tmp_path: Path) -> None:
     profile = tmp_path / "profile"
     db = profile / "data" / DB_FILENAME
-    log = (tmp_path / "app.log").open("wb")
-    app = subprocess.Popen(
-        [sys.executable, "-m", "flarechat"],
-        env=_app_env(profile, slow_emulator),
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
+    env = app_env(profile, slow_emulator, token=TOKEN, autosend=PROMPT)
+    with (
+        (tmp_path / "app.log").open("wb") as log,
+        running_app(env, stdout=log, stderr=subprocess.STDOUT) as app,
+    ):
         status, seen = _wait_for_partial(app, db)
         assert status == "streaming"
-        app.send_signal(signal.SIGKILL)
-        assert app.wait(timeout=10) == -signal.SIGKILL
-    finally:
-        if app.poll() is None:
-            app.kill()
-            app.wait()
-        log.close()
+        sigkill(app)
     store = open_store(db)
     try:
         assert store.report.interrupted == 1
@@ -138,11 +113,7 @@ def test_sigkill_while_streaming_keeps_the_saved_reply(slow_emulator: str, tmp_p
         assert reply.content.startswith(seen)  # at least what we saw saved, never less
     finally:
         store.close()
-    conn = sqlite3.connect(db)
-    try:
-        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-    finally:
-        conn.close()
+    assert saved_rows(db)  # the file itself passes SQLite's own integrity check
     profile_text = b"".join(p.read_bytes() for p in profile.rglob("*") if p.is_file())
     assert TOKEN.encode() not in profile_text
 
@@ -150,20 +121,11 @@ def test_sigkill_while_streaming_keeps_the_saved_reply(slow_emulator: str, tmp_p
 def test_sigterm_while_streaming_shuts_down_in_order(slow_emulator: str, tmp_path: Path) -> None:
     profile = tmp_path / "profile"
     db = profile / "data" / DB_FILENAME
-    app = subprocess.Popen(
-        [sys.executable, "-m", "flarechat"],
-        env=_app_env(profile, slow_emulator),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
+    env = app_env(profile, slow_emulator, token=TOKEN, autosend=PROMPT)
+    with running_app(env, stderr=subprocess.PIPE) as app:
         _wait_for_partial(app, db)
         app.send_signal(signal.SIGTERM)
-        _, errors = app.communicate(timeout=30)
-    finally:
-        if app.poll() is None:
-            app.kill()
-            app.communicate()
+        _, errors = app.communicate(timeout=SHUTDOWN_TIMEOUT)
     assert app.returncode == 0, errors.decode(errors="replace")
     assert b"Traceback" not in errors
     store = open_store(db)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Any
 
 import httpx
@@ -180,74 +179,3 @@ async def drain(
     except Exception as exc:  # noqa: BLE001 - handed back for the test to assert on
         return seen, exc
     return seen, None
-
-
-# -- a hostile server: raw bytes on loopback, for faults the emulator cannot script ------------
-
-Script = Callable[["asyncio.StreamReader", "asyncio.StreamWriter"], Awaitable[None]]
-
-
-class HostileServer:
-    """A TCP server on loopback that answers every connection with a test's own ``script``.
-
-    ``sent`` counts the bytes scripts wrote with :meth:`send`; ``connections`` the connections
-    accepted (a retried request shows up as a second one).
-    """
-
-    def __init__(self, script: Script) -> None:
-        self.script = script
-        self.sent = 0
-        self.connections = 0
-        self.port = 0
-        self._server: asyncio.Server | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
-
-    @property
-    def api_base(self) -> str:
-        return f"http://127.0.0.1:{self.port}/client/v4"
-
-    async def start(self) -> None:
-        self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-
-    async def stop(self) -> None:
-        assert self._server is not None
-        self._server.close()
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        await self._server.wait_closed()
-
-    async def send(self, writer: asyncio.StreamWriter, data: bytes) -> None:
-        writer.write(data)
-        await writer.drain()
-        self.sent += len(data)
-
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._tasks.add(task)
-        self.connections += 1
-        try:
-            await self.script(reader, writer)
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass  # the client hung up: that is often the point of the test
-        finally:
-            writer.close()
-            self._tasks.discard(task)
-
-
-async def read_request(reader: asyncio.StreamReader) -> bytes:
-    """One HTTP/1.1 request head and its Content-Length body, as sent."""
-    head = await reader.readuntil(b"\r\n\r\n")
-    length = 0
-    for line in head.split(b"\r\n"):
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            length = int(value.strip())
-    return head + (await reader.readexactly(length) if length else b"")
-
-
-def http_head(status: int, headers: Mapping[str, str], *, reason: str = "X") -> bytes:
-    lines = [f"HTTP/1.1 {status} {reason}", *(f"{k}: {v}" for k, v in headers.items())]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode()

@@ -11,7 +11,9 @@ import pytest_asyncio
 from flarechat.api.client import WorkersAIClient
 
 if TYPE_CHECKING:
-    from api_helpers import Handler, HostileServer, Script
+    from api_helpers import Handler
+
+    from support.hostile import HostileServer, Script
 
 ClientFactory = Callable[..., WorkersAIClient]
 ServerFactory = Callable[["Script"], Awaitable["HostileServer"]]
@@ -36,7 +38,7 @@ async def make_client() -> AsyncIterator[ClientFactory]:
 @pytest_asyncio.fixture
 async def hostile() -> AsyncIterator[ServerFactory]:
     """``await hostile(script)`` starts a :class:`HostileServer`; all are stopped afterwards."""
-    from api_helpers import HostileServer
+    from support.hostile import HostileServer
 
     servers: list[HostileServer] = []
 

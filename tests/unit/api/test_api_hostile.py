@@ -3,20 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from api_helpers import (
-    Script,
-    chat,
-    drain,
-    http_head,
-    mock_conn,
-    read_request,
-    text_of,
-)
+from api_helpers import chat, drain, mock_conn, text_of
 
 from conftest import ClientFactory, ServerFactory
 from flarechat.api.client import ERROR_BODY_LIMIT, WorkersAIClient
@@ -33,6 +24,7 @@ from flarechat.api.errors import (
     StreamInterrupted,
     WorkersAIError,
 )
+from support.hostile import HostileServer, Script, http_head, sse_data
 
 #: Bound on a whole test's wait: a hang fails the test instead of stalling the suite.
 PATIENCE = 10.0
@@ -44,30 +36,23 @@ HUGE = 50 * 1024 * 1024
 CHUNK = 64 * 1024
 
 
-def _data(text: str) -> bytes:
-    return f"data: {json.dumps({'response': text})}\n\n".encode()
-
-
 async def _outcome(client: WorkersAIClient, conn: Connection) -> tuple[str, WorkersAIError | None]:
     seen, error = await asyncio.wait_for(drain(client, conn, chat()), PATIENCE)
     assert error is None or isinstance(error, WorkersAIError), error
     return text_of(seen), error
 
 
-async def _send(writer: asyncio.StreamWriter, data: bytes) -> None:
-    writer.write(data)
-    await writer.drain()
-
-
 def _streaming(*, first: bytes, then: bytes, every: float = PING_EVERY) -> Script:
     """A script: stream headers, ``first``, then ``then`` forever (never a [DONE])."""
 
-    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await read_request(reader)
-        await _send(writer, http_head(200, STREAM_HEAD) + first)
+    async def script(
+        server: HostileServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        await server.read_request(reader)
+        await server.send(writer, http_head(200, STREAM_HEAD) + first)
         while True:
             await asyncio.sleep(every)
-            await _send(writer, then)
+            await server.send(writer, then)
 
     return script
 
@@ -86,7 +71,7 @@ def test_default_deadlines_are_named_and_sane() -> None:
 async def test_pings_after_some_text_do_not_keep_a_stalled_reply_alive(
     make_client: ClientFactory, hostile: ServerFactory
 ) -> None:
-    server = await hostile(_streaming(first=_data("Hello"), then=b": ping\n\n"))
+    server = await hostile(_streaming(first=sse_data("Hello"), then=b": ping\n\n"))
     conn = mock_conn(api_base=server.api_base, idle_timeout=SHORT)
     text, error = await _outcome(make_client(), conn)
     assert text == "Hello", "the partial text arrived before the stall"
@@ -112,7 +97,7 @@ async def test_pings_before_any_text_end_in_a_timeout(
 async def test_a_reply_dripping_forever_meets_the_overall_deadline(
     make_client: ClientFactory, hostile: ServerFactory
 ) -> None:
-    server = await hostile(_streaming(first=_data("a"), then=_data("a")))
+    server = await hostile(_streaming(first=sse_data("a"), then=sse_data("a")))
     conn = mock_conn(api_base=server.api_base, overall_timeout=SHORT)
     text, error = await _outcome(make_client(), conn)
     assert text.startswith("a")
@@ -124,8 +109,10 @@ async def test_a_reply_dripping_forever_meets_the_overall_deadline(
 async def test_silence_before_the_headers_meets_the_overall_deadline(
     make_client: ClientFactory, hostile: ServerFactory
 ) -> None:
-    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await read_request(reader)
+    async def silent(
+        server: HostileServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        await server.read_request(reader)
         await asyncio.sleep(PATIENCE * 2)
 
     server = await hostile(silent)
@@ -143,7 +130,7 @@ async def test_silence_before_the_headers_meets_the_overall_deadline(
 async def test_a_read_timeout_mid_stream_is_an_interrupted_reply(
     make_client: ClientFactory, hostile: ServerFactory
 ) -> None:
-    server = await hostile(_streaming(first=_data("Hi"), then=b"", every=PATIENCE * 2))
+    server = await hostile(_streaming(first=sse_data("Hi"), then=b"", every=PATIENCE * 2))
     conn = mock_conn(api_base=server.api_base, read_timeout=SHORT)
     text, error = await _outcome(make_client(), conn)
     assert text == "Hi"
@@ -186,13 +173,15 @@ class CountingTransport(httpx.AsyncBaseTransport):
         await self._inner.aclose()
 
 
-async def _huge_error(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    await read_request(reader)
+async def _huge_error(
+    server: HostileServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    await server.read_request(reader)
     head = {"content-type": "text/html", "content-length": str(HUGE)}
-    await _send(writer, http_head(502, head) + b"<html><title>Bad gateway</title>")
+    await server.send(writer, http_head(502, head) + b"<html><title>Bad gateway</title>")
     filler = b"x" * CHUNK
     for _ in range(HUGE // CHUNK):
-        await _send(writer, filler)
+        await server.send(writer, filler)
 
 
 @pytest.mark.asyncio

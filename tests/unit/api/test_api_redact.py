@@ -17,9 +17,7 @@ from api_helpers import (
     Recorder,
     chat,
     collect,
-    http_head,
     mock_conn,
-    read_request,
     reply,
     sse,
 )
@@ -30,6 +28,7 @@ from flarechat.api._errors_map import DETAIL_LIMIT, classify
 from flarechat.api._redact import REDACTED, secret_variants
 from flarechat.api.config import Route, Secret
 from flarechat.api.errors import BadRequest, ConnectionFailed, WorkersAIError
+from support.hostile import HostileServer, http_head
 
 
 @pytest.mark.parametrize(
@@ -219,8 +218,10 @@ async def test_verbose_logs_never_show_an_echoed_token_in_response_headers(
     token = AWKWARD
     echoed = {f"x-echo-{i}": v for i, v in enumerate(_encodings(token).values())}
 
-    async def echo_in_headers(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await read_request(reader)
+    async def echo_in_headers(
+        server: HostileServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        await server.read_request(reader)
         body = sse({"response": "ok"})
         head = {"content-type": "text/event-stream", "content-length": str(len(body)), **echoed}
         await server.send(writer, http_head(200, head) + body)

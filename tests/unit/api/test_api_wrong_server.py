@@ -4,25 +4,12 @@ what cannot succeed by waiting is not retried (a hostile loopback server plays t
 from __future__ import annotations
 
 import asyncio
-import json
-import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pytest
-from api_helpers import (
-    TOKEN,
-    HostileServer,
-    Script,
-    chat,
-    drain,
-    emu_conn,
-    http_head,
-    mock_conn,
-    read_request,
-    short_chat,
-)
+from api_helpers import TOKEN, chat, drain, emu_conn, mock_conn, short_chat
 
 from conftest import ClientFactory, ServerFactory
 from flarechat.api.config import Connection
@@ -40,6 +27,17 @@ from flarechat.api.retry import RetryPolicy
 from flarechat.core.turn import run_turn
 from flarechat.settings.schema import Settings
 from flarechat.settings.store import SettingsStore
+from support.hostile import (
+    PORTAL_PAGE,
+    HostileServer,
+    answer,
+    garbage,
+    http_head,
+    mute,
+    portal,
+    redirect,
+    sse_data,
+)
 
 if TYPE_CHECKING:
     from flarechat.emulator.server import EmulatorServer
@@ -52,21 +50,6 @@ CONNECT = 0.3
 EAGER = RetryPolicy(max_attempts=4, base_delay=0.0, max_delay=0.0)
 #: Words that promise an automatic retry: a final error must never say them.
 PROMISES = ("will retry", "will try again", "automatically", "retrying")
-PORTAL_PAGE = (
-    b"<!doctype html><html><head><title>Hotel WiFi - Sign in</title></head>"
-    b"<body><form>Room number</form></body></html>"
-)
-
-
-def _answer(head: bytes, body: bytes = b"") -> Script:
-    """A script: read the request, answer ``head`` + ``body``, hang up."""
-
-    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await read_request(reader)
-        writer.write(head + body)
-        await writer.drain()
-
-    return script
 
 
 async def _final_error(conn: Connection) -> tuple[WorkersAIError, int]:
@@ -107,11 +90,7 @@ async def test_https_to_a_plain_http_port_says_the_server_did_not_speak_tls(
 async def test_a_port_that_never_answers_tls_is_a_connect_timeout_worded_as_such(
     make_client: ClientFactory, hostile: ServerFactory
 ) -> None:
-    async def mute(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await reader.read(1)  # the ClientHello arrives; no answer ever goes back
-        await asyncio.sleep(PATIENCE * 2)
-
-    server = await hostile(mute)
+    server = await hostile(mute)  # the ClientHello arrives; no answer ever goes back
     https = server.api_base.replace("http://", "https://")
     conn = mock_conn(api_base=https, connect_timeout=CONNECT)
     _, error = await asyncio.wait_for(drain(make_client(), conn, chat()), PATIENCE)
@@ -130,8 +109,7 @@ async def test_a_redirect_to_another_host_is_named_not_followed_and_not_retried(
     hostile: ServerFactory,
 ) -> None:
     location = f"https://login.portal.example:8443/welcome?next=x&token={TOKEN}#frag"
-    head = http_head(302, {"location": location, "content-length": "0"}, reason="Found")
-    server = await hostile(_answer(head))
+    server = await hostile(answer(redirect(location)))
     error, attempts = await asyncio.wait_for(
         _final_error(mock_conn(api_base=server.api_base)), PATIENCE
     )
@@ -154,8 +132,7 @@ async def test_a_redirect_to_another_host_is_named_not_followed_and_not_retried(
 async def test_a_relative_redirect_names_the_full_target(
     make_client: ClientFactory, hostile: ServerFactory
 ) -> None:
-    head = http_head(301, {"location": "/moved/here?x=1", "content-length": "0"})
-    server = await hostile(_answer(head))
+    server = await hostile(answer(redirect("/moved/here?x=1", status=301)))
     _, error = await drain(make_client(), mock_conn(api_base=server.api_base), chat())
     assert isinstance(error, Redirected), error
     assert error.location == f"http://127.0.0.1:{server.port}/moved/here"
@@ -166,15 +143,14 @@ async def test_a_relative_redirect_names_the_full_target(
 
 @pytest.mark.asyncio
 async def test_a_200_web_page_is_a_captive_portal_and_not_retried(hostile: ServerFactory) -> None:
-    head = http_head(200, {"content-type": "text/html", "content-length": str(len(PORTAL_PAGE))})
-    server = await hostile(_answer(head, PORTAL_PAGE))
+    server = await hostile(answer(portal()))
     error, attempts = await asyncio.wait_for(
         _final_error(mock_conn(api_base=server.api_base)), PATIENCE
     )
     assert isinstance(error, WebPage), error
     assert (attempts, server.connections) == (1, 1)
     assert error.kind == ErrorKind.WRONG_SERVER
-    assert "got a web page (“Hotel WiFi - Sign in”) instead of the API" in error.message
+    assert "got a web page (“Guest WiFi - Sign in”) instead of the API" in error.message
     assert "captive portal or proxy may be intercepting" in error.message
     assert "Cloudflare had a problem" not in error.message
 
@@ -184,7 +160,7 @@ async def test_a_web_page_instead_of_the_model_list_is_a_captive_portal(
     make_client: ClientFactory, hostile: ServerFactory
 ) -> None:
     head = http_head(200, {"content-type": "text/html; charset=utf-8", "connection": "close"})
-    server = await hostile(_answer(head, PORTAL_PAGE))
+    server = await hostile(answer(head + PORTAL_PAGE))
     with pytest.raises(WebPage) as caught:
         await make_client().list_models(mock_conn(api_base=server.api_base))
     assert "captive portal" in caught.value.message
@@ -195,7 +171,7 @@ async def test_network_authentication_required_is_a_captive_portal(
     make_client: ClientFactory, hostile: ServerFactory
 ) -> None:
     head = http_head(511, {"content-type": "text/html", "content-length": str(len(PORTAL_PAGE))})
-    server = await hostile(_answer(head, PORTAL_PAGE))
+    server = await hostile(answer(head + PORTAL_PAGE))
     _, error = await drain(make_client(), mock_conn(api_base=server.api_base), chat())
     assert isinstance(error, WebPage), error
     assert error.status == 511
@@ -203,7 +179,7 @@ async def test_network_authentication_required_is_a_captive_portal(
 
 @pytest.mark.asyncio
 async def test_a_reply_that_is_not_http_says_so_and_is_not_retried(hostile: ServerFactory) -> None:
-    server = await hostile(_answer(b"\x00\x01 220 mail.example ESMTP ready\r\n\r\n"))
+    server = await hostile(answer(garbage()))
     error, attempts = await asyncio.wait_for(
         _final_error(mock_conn(api_base=server.api_base)), PATIENCE
     )
@@ -217,7 +193,7 @@ async def test_a_reply_that_is_not_http_says_so_and_is_not_retried(hostile: Serv
 async def test_a_bare_429_is_rate_limiting_without_promising_a_retry(
     make_client: ClientFactory, hostile: ServerFactory
 ) -> None:
-    server = await hostile(_answer(http_head(429, {"content-length": "0"})))
+    server = await hostile(answer(http_head(429, {"content-length": "0"})))
     _, error = await drain(make_client(), mock_conn(api_base=server.api_base), chat())
     assert type(error) is RateLimited, error
     assert (error.status, error.code, error.retry_after) == (429, None, None)
@@ -236,26 +212,16 @@ def stalling_server() -> Iterator[HostileServer]:
     """A hostile server on its own loop thread (cli.main runs its own loop): it streams one
     chunk of text, then goes silent for longer than the read timeout."""
 
-    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await read_request(reader)
+    async def script(
+        server: HostileServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        await server.read_request(reader)
         head = http_head(200, {"content-type": "text/event-stream", "connection": "close"})
-        data = f"data: {json.dumps({'response': 'Hel'})}\n\n".encode()
-        writer.write(head + data)
-        await writer.drain()
+        await server.send(writer, head + sse_data("Hel"))
         await asyncio.sleep(READ_TIMEOUT * 4)
 
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    server = HostileServer(script)
-    asyncio.run_coroutine_threadsafe(server.start(), loop).result(PATIENCE)
-    try:
+    with HostileServer(script) as server:
         yield server
-    finally:
-        asyncio.run_coroutine_threadsafe(server.stop(), loop).result(PATIENCE)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(PATIENCE)
-        loop.close()
 
 
 def test_a_timeout_mid_stream_exits_10_interrupted_not_9_network(
