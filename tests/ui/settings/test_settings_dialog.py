@@ -31,7 +31,8 @@ ACCOUNT = "0123456789abcdef0123456789abcdef"
 TOKEN = "cfut_" + "A1b2C3d4E5" * 4
 OTHER_TOKEN = "cfat_" + "Z9y8X7w6V5" * 4
 GATEWAY_SECRET = "gw_" + "Q1w2E3r4T5" * 3
-WAIT = 5.0
+#: Bound on waiting for a signal or state (never reached when green; generous for busy CPUs).
+WAIT = 15.0
 
 SignalFuture = Callable[[SignalInstance], "asyncio.Future[tuple[Any, ...]]"]
 

@@ -12,7 +12,16 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QAbstractButton, QApplication, QWidget
-from shell_helpers import MODEL, TOKEN, ChatEnv, Recorder, chat_env, make_settings, slow_policy
+from shell_helpers import (
+    MODEL,
+    TOKEN,
+    WAIT,
+    ChatEnv,
+    Recorder,
+    chat_env,
+    make_settings,
+    slow_policy,
+)
 
 from flarechat.emulator import EmulatorServer
 from flarechat.settings.secrets import API_TOKEN
@@ -328,7 +337,7 @@ async def test_ui_state_changes_are_saved_debounced(
         ui.window.splitter.setSizes([300, 700])
         ui.window.splitter.splitterMoved.emit(300, 1)
         ui.window.splitter.splitterMoved.emit(301, 1)
-        await asyncio.wait_for(emitted, 5)
+        await asyncio.wait_for(emitted, WAIT)
         assert len(saved) == 1
         assert set(saved[0]) == {"geometry", "splitter", "zoom"}
 

@@ -28,6 +28,8 @@ from flarechat.settings.secrets import (
 TOKEN = "cfut_secretVALUE0123456789abcdefghijklmnop"
 #: Long enough to notice a hang, short enough to keep the suite fast.
 SHORT_TIMEOUT = 0.1
+#: Bound on waiting for a released thread to finish (never reached when green).
+PATIENCE = 30.0
 
 
 class DictBackend:
@@ -315,7 +317,7 @@ async def test_a_hung_keychain_times_out_as_unavailable() -> None:
     finally:
         store.release.set()
     # The late answer lands on an abandoned future: it must be dropped without any warning.
-    assert await asyncio.to_thread(store.returned.wait, 1.0)
+    assert await asyncio.to_thread(store.returned.wait, PATIENCE)
     await asyncio.sleep(0)
 
 
