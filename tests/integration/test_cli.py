@@ -12,50 +12,32 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from flarechat import cli
-from flarechat.api.retry import RetryPolicy
-from flarechat.emulator import DEMO_ACCOUNT_ID
 from flarechat.emulator.server import EmulatorServer
+from support.cli import FAST, Result, generation_bodies, point_at, run_cli
 
 LLAMA = "@cf/meta/llama-3.1-8b-instruct-fast"
 QWQ = "@cf/qwen/qwq-32b"
 #: Distinctive, so a leak anywhere in the output is unmistakable.
 TOKEN = "cli-secret-token-7f3a9c2e5b1d4680aa"
-FAST = RetryPolicy(base_delay=0.01, max_delay=0.02)
 #: Upper bound for waits on other threads and processes (never a timing assertion).
 PATIENCE = 60.0
 #: Tokens per second that hold a stream open for the rest of a test (one token per ~17 min).
 HELD_PACE = 0.001
 
 
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-
 @pytest.fixture
 def cli_env(emulator: EmulatorServer, monkeypatch: pytest.MonkeyPatch) -> EmulatorServer:
     """The environment a user would set to point Flarechat at this emulator."""
-    monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", DEMO_ACCOUNT_ID)
-    monkeypatch.setenv("CLOUDFLARE_API_TOKEN", TOKEN)
-    monkeypatch.setenv("FLARECHAT_API_BASE", emulator.api_base)
-    monkeypatch.setenv("FLARECHAT_GATEWAY_BASE", emulator.gateway_base)
-    return emulator
+    return point_at(emulator, monkeypatch, token=TOKEN)
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> Result:
-    code = cli.main(list(argv), retry_policy=FAST)
-    captured = capsys.readouterr()
-    assert TOKEN not in captured.out
-    assert TOKEN not in captured.err
-    return Result(code, captured.out, captured.err)
+    return run_cli(capsys, *argv, token=TOKEN)
 
 
 #: The figures as the window words them (flarechat.core.figures): "TTFT 38 ms · 39 tok/s · …".
@@ -63,10 +45,6 @@ SUMMARY_FIGURES = re.compile(
     r" · TTFT (<1 ms|\d{1,3} ms|\d+\.\d{1,2} s) · ~?\d+(\.\d)? tok/s"
     r" · [\d,]+\N{RIGHTWARDS ARROW}[\d,]+ tokens( \([\d,]+ cached\))? · \d+\.\d\d neurons"
 )
-
-
-def generation_requests(server: EmulatorServer) -> list[dict[str, object]]:
-    return [r.json for r in server.state.requests if "/ai/run/" in r.path]
 
 
 # --- ask: success -----------------------------------------------------------------------------
@@ -83,7 +61,7 @@ def test_ask_streams_the_reply_and_summarises(
     assert summary.startswith(LLAMA)
     assert SUMMARY_FIGURES.search(summary), summary  # worded as in the window
     assert "request " in summary
-    [body] = generation_requests(cli_env)
+    [body] = generation_bodies(cli_env)
     assert body["stream"] is True
     assert body["max_tokens"] == 2048  # the saved default, always sent
     assert "options" not in body  # rejectIfBusy is off by default
@@ -130,7 +108,7 @@ def test_ask_options_reach_the_request(
     )
     assert result.code == cli.EXIT_OK
     assert "token limit" in result.err  # finish_reason "length" after 5 tokens
-    [body] = generation_requests(cli_env)
+    [body] = generation_bodies(cli_env)
     assert body["max_tokens"] == 5
     assert body["temperature"] == 0.3
     assert body["options"] == {"rejectIfBusy": True}
@@ -146,7 +124,7 @@ def test_prompt_from_stdin(
     monkeypatch.setattr(sys, "stdin", io.StringIO("piped question\n"))
     result = run(capsys, "ask", "--model", LLAMA, "-")
     assert result.code == cli.EXIT_OK
-    [body] = generation_requests(cli_env)
+    [body] = generation_bodies(cli_env)
     assert body["messages"] == [{"role": "user", "content": "piped question\n"}]
 
 
@@ -197,7 +175,7 @@ def test_capacity_with_reject_if_busy_retries_then_exits_4(
         assert f"(attempt {upcoming} of 4)" in result.err
     assert f"at capacity for {LLAMA} (gave up after 4 attempts)" in result.err
     assert "--no-reject-if-busy" in result.err
-    bodies = generation_requests(cli_env)
+    bodies = generation_bodies(cli_env)
     assert len(bodies) == FAST.max_attempts
     assert all(body["options"] == {"rejectIfBusy": True} for body in bodies)
     rejected = [e for e in cli_env.state.capacity_log if e.action == "rejected"]
@@ -250,7 +228,7 @@ def test_failure_classes_map_to_exit_codes(
     result = run(capsys, "ask", "--model", LLAMA, "fail")
     assert result.code == exit_code
     assert f"code {code}" in result.err
-    assert len(generation_requests(cli_env)) == 1
+    assert len(generation_bodies(cli_env)) == 1
 
 
 def test_daily_limit_exits_5_without_retry(
@@ -262,7 +240,7 @@ def test_daily_limit_exits_5_without_retry(
     assert "00:00 UTC" in result.err
     assert "local time" in result.err
     assert "retrying" not in result.err
-    assert len(generation_requests(cli_env)) == 1
+    assert len(generation_bodies(cli_env)) == 1
 
 
 def test_bad_token_exits_3_and_is_never_shown(
@@ -273,7 +251,7 @@ def test_bad_token_exits_3_and_is_never_shown(
     result = run(capsys, "ask", "--model", LLAMA, "hi")
     assert result.code == cli.EXIT_AUTH
     assert bad not in result.out + result.err
-    assert len(generation_requests(cli_env)) == 1
+    assert len(generation_bodies(cli_env)) == 1
 
 
 def test_unknown_model_exits_7(cli_env: EmulatorServer, capsys: pytest.CaptureFixture[str]) -> None:
@@ -306,7 +284,7 @@ def test_error_event_after_text_is_not_retried(
     assert report["text"]
     assert report["status"] == "failed"
     assert report["error"]["kind"] == "capacity"
-    assert len(generation_requests(cli_env)) == 1
+    assert len(generation_bodies(cli_env)) == 1
 
 
 def test_unreachable_server_exits_9(
@@ -352,7 +330,7 @@ def test_empty_prompt_exits_2(cli_env: EmulatorServer, capsys: pytest.CaptureFix
     result = run(capsys, "ask", "  ")
     assert result.code == cli.EXIT_USAGE
     assert "empty" in result.err
-    assert generation_requests(cli_env) == []
+    assert generation_bodies(cli_env) == []
 
 
 def test_help_lists_every_exit_code(capsys: pytest.CaptureFixture[str]) -> None:

@@ -16,17 +16,15 @@ import pytest
 from flarechat import cli
 from flarechat.api.config import ResponseFormat
 from flarechat.api.models import ModelInfo
-from flarechat.api.retry import RetryPolicy
 from flarechat.api.tools import ToolCall
 from flarechat.cli.attachments import MAX_IMAGE_BYTES, MAX_IMAGES, image_kind
 from flarechat.cli.reply import tool_call_line
 from flarechat.cli.specs import reply_json_problem
 from flarechat.core.catalogue import CatalogueCache
-from flarechat.emulator import DEMO_ACCOUNT_ID
 from flarechat.emulator.server import EmulatorServer
+from support.cli import Result, point_at, run_cli
 
 TOKEN = "cli-capabilities-secret-91c4e7a2f05b"
-FAST = RetryPolicy(base_delay=0.01, max_delay=0.02)
 LLAMA = "@cf/meta/llama-3.1-8b-instruct-fast"  # no vision, no JSON mode, no LoRA
 LLAMA_33 = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"  # tools, legacy schema (flat tools)
 SCOUT = "@cf/meta/llama-4-scout-17b-16e-instruct"  # vision + tools, content parts
@@ -55,23 +53,11 @@ PERSON_SCHEMA = {
 
 @pytest.fixture
 def cli_env(emulator: EmulatorServer, monkeypatch: pytest.MonkeyPatch) -> EmulatorServer:
-    monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", DEMO_ACCOUNT_ID)
-    monkeypatch.setenv("CLOUDFLARE_API_TOKEN", TOKEN)
-    monkeypatch.setenv("FLARECHAT_API_BASE", emulator.api_base)
-    monkeypatch.setenv("FLARECHAT_GATEWAY_BASE", emulator.gateway_base)
-    return emulator
-
-
-class Result:
-    def __init__(self, code: int, out: str, err: str) -> None:
-        self.code, self.out, self.err = code, out, err
+    return point_at(emulator, monkeypatch, token=TOKEN)
 
 
 def ask(capsys: pytest.CaptureFixture[str], *argv: str) -> Result:
-    code = cli.main(["ask", *argv], retry_policy=FAST)
-    captured = capsys.readouterr()
-    assert TOKEN not in captured.out + captured.err
-    return Result(code, captured.out, captured.err)
+    return run_cli(capsys, "ask", *argv, token=TOKEN)
 
 
 def generations(server: EmulatorServer) -> list[dict[str, Any]]:

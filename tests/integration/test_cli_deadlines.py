@@ -13,15 +13,14 @@ import pytest
 
 from flarechat import cli
 from flarechat.api.config import Connection, GatewayOptions, Secret
-from flarechat.api.retry import RetryPolicy
 from flarechat.cli.args import EXIT_INTERRUPTED, EXIT_USAGE, apply_flags, build_parser
 from flarechat.core.connect import Profile
 from flarechat.emulator import DEMO_ACCOUNT_ID
 from flarechat.emulator.server import EmulatorServer
 from flarechat.settings.schema import Settings
+from support.cli import FAST, generation_requests, point_at
 
 TOKEN = "cli-deadline-secret-3f08d2a6c1b9e4"
-FAST = RetryPolicy(base_delay=0.01, max_delay=0.02)
 #: Upper bound for waits on the other process (never a timing assertion).
 PATIENCE = 60.0
 LONG_PROMPT = "Give me a long answer about streaming"
@@ -33,15 +32,7 @@ STALL_TPS = 0.05
 
 @pytest.fixture
 def cli_env(emulator: EmulatorServer, monkeypatch: pytest.MonkeyPatch) -> EmulatorServer:
-    monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", DEMO_ACCOUNT_ID)
-    monkeypatch.setenv("CLOUDFLARE_API_TOKEN", TOKEN)
-    monkeypatch.setenv("FLARECHAT_API_BASE", emulator.api_base)
-    monkeypatch.setenv("FLARECHAT_GATEWAY_BASE", emulator.gateway_base)
-    return emulator
-
-
-def _generations(server: EmulatorServer) -> int:
-    return sum(1 for r in server.state.requests if "/ai/run/" in r.path)
+    return point_at(emulator, monkeypatch, token=TOKEN)
 
 
 def test_help_documents_both_flags(capsys: pytest.CaptureFixture[str]) -> None:
@@ -97,7 +88,7 @@ def test_a_dripping_reply_meets_the_deadline_and_exits_10_keeping_its_text(
     assert "still not finished after 10 s in all" in captured.err
     assert "Traceback" not in captured.err
     assert TOKEN not in captured.out + captured.err
-    assert _generations(cli_env) == 1  # a cut-off reply is not sent again
+    assert len(generation_requests(cli_env)) == 1  # a cut-off reply is not sent again
 
 
 def _read_some(stream: object, *, patience: float = PATIENCE) -> bytes:

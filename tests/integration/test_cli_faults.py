@@ -9,51 +9,32 @@ import re
 import select
 import subprocess
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from flarechat import cli
 from flarechat.api.retry import RetryPolicy
-from flarechat.emulator import DEMO_ACCOUNT_ID
 from flarechat.emulator.server import EmulatorServer
 from flarechat.settings.schema import Settings
 from flarechat.settings.store import SettingsStore
+from support.cli import Result, generation_bodies, point_at, run_cli
 
 LLAMA = "@cf/meta/llama-3.1-8b-instruct-fast"
 TOKEN = "cli-faults-secret-9c4e1b7a2d60f3"
-FAST = RetryPolicy(base_delay=0.01, max_delay=0.02)
 #: Upper bound for waits on other processes (never a timing assertion).
 PATIENCE = 60.0
 REPLACEMENT = "\N{REPLACEMENT CHARACTER}"
 
 
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-
 @pytest.fixture
 def cli_env(emulator: EmulatorServer, monkeypatch: pytest.MonkeyPatch) -> EmulatorServer:
-    monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", DEMO_ACCOUNT_ID)
-    monkeypatch.setenv("CLOUDFLARE_API_TOKEN", TOKEN)
-    monkeypatch.setenv("FLARECHAT_API_BASE", emulator.api_base)
-    monkeypatch.setenv("FLARECHAT_GATEWAY_BASE", emulator.gateway_base)
-    return emulator
+    return point_at(emulator, monkeypatch, token=TOKEN)
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> Result:
-    code = cli.main(list(argv), retry_policy=FAST)
-    captured = capsys.readouterr()
-    assert TOKEN not in captured.out + captured.err
-    return Result(code, captured.out, captured.err)
-
-
-def generation_requests(server: EmulatorServer) -> list[dict[str, object]]:
-    return [r.json for r in server.state.requests if "/ai/run/" in r.path]
+    return run_cli(capsys, *argv, token=TOKEN)
 
 
 def _no_traceback(result: Result) -> None:
@@ -71,7 +52,7 @@ def test_a_bad_model_flag_is_a_usage_error_naming_flarechat_models(
     assert result.code == cli.EXIT_USAGE
     assert "not a valid Workers AI model id" in result.err
     assert "`flarechat models` lists the models" in result.err
-    assert generation_requests(cli_env) == []
+    assert generation_bodies(cli_env) == []
     _no_traceback(result)
 
 
@@ -108,7 +89,7 @@ def test_undecodable_prompt_and_system_are_replaced_and_reported(
     assert result.code == cli.EXIT_OK, result.err
     assert "The prompt held bytes that are not valid UTF-8" in result.err
     assert "The system prompt held bytes that are not valid UTF-8" in result.err
-    [body] = generation_requests(cli_env)
+    [body] = generation_bodies(cli_env)
     assert body["messages"] == [
         {"role": "system", "content": f"be {REPLACEMENT} brief"},
         {"role": "user", "content": f"caf{REPLACEMENT} {REPLACEMENT} ok"},
@@ -122,7 +103,7 @@ def test_invalid_utf8_on_stdin_is_replaced_and_reported(
     result = run(capsys, "ask", "--model", LLAMA, "-")
     assert result.code == cli.EXIT_OK, result.err
     assert "from stdin held bytes that are not valid UTF-8" in result.err
-    [body] = generation_requests(cli_env)
+    [body] = generation_bodies(cli_env)
     assert body["messages"] == [{"role": "user", "content": f"caf{REPLACEMENT} question\n"}]
 
 
@@ -141,7 +122,7 @@ def test_dash_with_stdin_closed_is_a_usage_error(
     result = run(capsys, "ask", "--model", LLAMA, "-")
     assert result.code == cli.EXIT_USAGE
     assert "stdin is closed" in result.err
-    assert generation_requests(cli_env) == []
+    assert generation_bodies(cli_env) == []
     _no_traceback(result)
 
 

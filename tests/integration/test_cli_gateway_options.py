@@ -7,22 +7,16 @@ import json
 import pytest
 
 from flarechat import cli
-from flarechat.api.retry import RetryPolicy
-from flarechat.emulator import DEMO_ACCOUNT_ID
 from flarechat.emulator.server import EmulatorServer
+from support.cli import FAST, generation_requests, point_at
 
 LLAMA = "@cf/meta/llama-3.1-8b-instruct-fast"
 TOKEN = "cli-gateway-secret-5d1e8a0c7b39"
-FAST = RetryPolicy(base_delay=0.01, max_delay=0.02)
 
 
 @pytest.fixture
 def cli_env(emulator: EmulatorServer, monkeypatch: pytest.MonkeyPatch) -> EmulatorServer:
-    monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", DEMO_ACCOUNT_ID)
-    monkeypatch.setenv("CLOUDFLARE_API_TOKEN", TOKEN)
-    monkeypatch.setenv("FLARECHAT_API_BASE", emulator.api_base)
-    monkeypatch.setenv("FLARECHAT_GATEWAY_BASE", emulator.gateway_base)
-    return emulator
+    return point_at(emulator, monkeypatch, token=TOKEN)
 
 
 def _ask(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
@@ -33,7 +27,7 @@ def _ask(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
 
 
 def _generation_headers(server: EmulatorServer) -> list[dict[str, str]]:
-    return [r.headers for r in server.state.requests if "/ai/run/" in r.path]
+    return [r.headers for r in generation_requests(server)]
 
 
 def test_every_gateway_flag_reaches_its_header(

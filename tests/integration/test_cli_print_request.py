@@ -14,14 +14,13 @@ from urllib.parse import quote
 import pytest
 
 from flarechat import cli
-from flarechat.api.retry import RetryPolicy
 from flarechat.emulator import DEMO_ACCOUNT_ID
 from flarechat.emulator.server import EmulatorServer
+from support.cli import FAST, generation_requests, point_at
 
 LLAMA = "@cf/meta/llama-3.1-8b-instruct-fast"
 TOKEN = "print-request-secret-4b8e2f6a1c93d7"
 GATEWAY_TOKEN = "print-request-gateway-secret-77e1"
-FAST = RetryPolicy(base_delay=0.01, max_delay=0.02)
 PATIENCE = 60.0
 #: Quotes, a newline, non-ASCII and shell metacharacters: all must survive quoting.
 AWKWARD = 'It\'s "quoted"\nsecond line: café ✓ $HOME `date` \\n !'
@@ -36,15 +35,11 @@ def _leaks(text: str) -> list[str]:
 
 @pytest.fixture
 def cli_env(emulator: EmulatorServer, monkeypatch: pytest.MonkeyPatch) -> EmulatorServer:
-    monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", DEMO_ACCOUNT_ID)
-    monkeypatch.setenv("CLOUDFLARE_API_TOKEN", TOKEN)
-    monkeypatch.setenv("FLARECHAT_API_BASE", emulator.api_base)
-    monkeypatch.setenv("FLARECHAT_GATEWAY_BASE", emulator.gateway_base)
-    return emulator
+    return point_at(emulator, monkeypatch, token=TOKEN)
 
 
 def _generation_requests(server: EmulatorServer) -> list[tuple[dict[str, str], object]]:
-    return [(r.headers, r.json) for r in server.state.requests if "/ai/run/" in r.path]
+    return [(r.headers, r.json) for r in generation_requests(server)]
 
 
 def _printed(capsys: pytest.CaptureFixture[str], kind: str, *argv: str) -> str:
