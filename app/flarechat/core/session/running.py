@@ -123,23 +123,24 @@ class ReplyRunner:
             self._phase(reply, Phase.HELD)
         elif self._gate is None:
             self._sent(reply)
-        saving = self._jobs.spawn(self._save_while_streaming(reply), name="autosave")
+        over = asyncio.Event()
+        saving = self._jobs.spawn(self._save_while_streaming(reply, over), name="autosave")
         try:
             await self._stream(reply)
         except WorkersAIError as error:
-            await self._end_saving(saving)
+            await self._end_saving(saving, over)
             await self._failed(reply, error)
         except ValueError as error:
             # The api refused to build the request (an image the model's input cannot take,
             # a reasoning effort it does not offer…): nothing was sent.
-            await self._end_saving(saving)
+            await self._end_saving(saving, over)
             await self._refused(reply, error)
         except asyncio.CancelledError:
-            await self._end_saving(saving)
+            await self._end_saving(saving, over)
             await self._on_cancelled(reply)
             raise
         else:
-            await self._end_saving(saving)
+            await self._end_saving(saving, over)
             await self._finalise(reply)
         finally:
             if self._replies.get(reply.message.id) is reply:
@@ -246,19 +247,26 @@ class ReplyRunner:
             reply.banner_shown = False
             self._emit(RetryOver(self._id, reply.message.id))
 
-    async def _save_while_streaming(self, reply: Reply) -> None:
+    async def _save_while_streaming(self, reply: Reply, over: asyncio.Event) -> None:
         """Save the text so far every ``save_interval`` seconds, whether or not more arrives,
-        so a crash or kill loses at most that much of the reply."""
-        while True:
+        so a crash or kill loses at most that much of the reply. Ends once ``over`` is set."""
+        while not over.is_set():
             await asyncio.sleep(self._save_interval)
-            if reply.take_text():
-                if self._saver.failing:
-                    self._saver.keep(reply.message, partial=True)
-                else:
-                    await self._saver.save_partial(reply.message)
+            if over.is_set() or not reply.take_text():
+                continue
+            if self._saver.failing:
+                self._saver.keep(reply.message, partial=True)
+            else:
+                await self._saver.save_partial(reply.message)
+            if not over.is_set():
                 self._emit(TurnProgress(self._id, reply.message.id, reply.model, reply.state))
 
-    async def _end_saving(self, saving: asyncio.Task[Any] | None) -> None:
+    async def _end_saving(self, saving: asyncio.Task[Any] | None, over: asyncio.Event) -> None:
+        """Stop the autosave loop and wait for it. Cancelling alone is not enough: on Python
+        3.11 ``asyncio.wait_for`` (the store's calls) swallows a cancel that lands just as its
+        call finishes, and the loop would go on forever with the reply waiting on it (the
+        unpaced reply that never finished). ``over`` ends the loop at its next look."""
+        over.set()
         if saving is not None:
             saving.cancel()
             await asyncio.gather(saving, return_exceptions=True)
