@@ -1,5 +1,5 @@
 """The composer: a growing text box that sends on Enter, a Send button that turns into Stop,
-and the Reject-if-busy switch with the "queued" state under it."""
+a card for a long pasted text, and the Reject-if-busy switch with the "queued" state under it."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ from flarechat.ui.capabilities.attach import AttachmentBox
 from flarechat.ui.shared.icons import icon
 from flarechat.ui.shared.theme import current_palette, fill_rounded, mute, named, scaled_font
 
-__all__ = ["MAX_LINES", "MIN_LINES", "ComposerWidget"]
+__all__ = ["LONG_TEXT_CHARS", "MAX_LINES", "MIN_LINES", "ComposerWidget", "PastedText"]
 
 MIN_LINES = 1
 MAX_LINES = 8
@@ -57,6 +57,14 @@ _SEND_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter)
 _LINE_SLACK_PX = 1
 #: Events after which the line height may differ (zoom, another font or style).
 _METRIC_EVENTS = (QEvent.Type.FontChange, QEvent.Type.StyleChange)
+#: A pasted (or restored) text longer than this is held on a card above the box, not typed
+#: into it: Qt lays a paragraph out whole, and a 1 MB one froze the window for 2 s.
+LONG_TEXT_CHARS = 16_000
+#: Characters of a held text shown on its card.
+PREVIEW_CHARS = 120
+#: Between the held text and what is typed in the box, in the message sent.
+HELD_TEXT_SEPARATOR = "\n\n"
+REMOVE_ICON_PX = 14
 
 
 class _ComposerEdit(QPlainTextEdit):
@@ -64,6 +72,7 @@ class _ComposerEdit(QPlainTextEdit):
 
     submit = Signal()
     escape = Signal()
+    long_text_pasted = Signal(str)
     up_in_empty = Signal()
     metrics_changed = Signal()
 
@@ -79,8 +88,12 @@ class _ComposerEdit(QPlainTextEdit):
         return (sink is not None and sink.can_take(source)) or super().canInsertFromMimeData(source)
 
     def insertFromMimeData(self, source: QMimeData) -> None:
-        if self.image_sink is None or not self.image_sink.take(source):
-            super().insertFromMimeData(source)
+        if self.image_sink is not None and self.image_sink.take(source):
+            return
+        if source.hasText() and len(text := source.text()) > LONG_TEXT_CHARS:
+            self.long_text_pasted.emit(text)
+            return
+        super().insertFromMimeData(source)
 
     def line_height(self) -> int:
         """Pixels per line as the text layout places them: QTextLine rounds each line's
@@ -119,6 +132,66 @@ class _ComposerEdit(QPlainTextEdit):
             event.accept()
             return
         super().keyPressEvent(event)
+
+
+class PastedText(QFrame):
+    """A long text held for the message being written: its size, its first words and a
+    remove button. The text itself never enters a text box, so a 1 MB paste costs nothing.
+
+    Signals:
+        changed(): the held text was set, added to or removed.
+    """
+
+    changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("pastedText")
+        self._text = ""
+        self.summary = mute(named(QLabel(self), "pastedTextSummary"))
+        self.summary.setTextFormat(Qt.TextFormat.PlainText)
+        self.remove_button = named(QToolButton(self), "removePastedText")
+        self.remove_button.setIcon(icon("close", role="muted"))
+        self.remove_button.setIconSize(QSize(REMOVE_ICON_PX, REMOVE_ICON_PX))
+        self.remove_button.setAutoRaise(True)
+        self.remove_button.setAccessibleName("Remove the pasted text")
+        self.remove_button.setToolTip("Remove the pasted text")
+        self.remove_button.clicked.connect(lambda: self.set_text(""))
+        row = QHBoxLayout(self)
+        row.setContentsMargins(8, 4, 2, 4)
+        row.addWidget(self.summary, 1)
+        row.addWidget(self.remove_button, 0, Qt.AlignmentFlag.AlignTop)
+        self.hide()
+
+    def text(self) -> str:
+        return self._text
+
+    def set_text(self, text: str) -> None:
+        self._text = text
+        self.setVisible(bool(text))
+        if text:
+            self.summary.setText(_summary(text))
+            self.setAccessibleName(f"Pasted text, {len(text):,} characters")
+        self.changed.emit()
+
+    def add(self, text: str) -> None:
+        """Another long paste: held after the first, on its own line."""
+        self.set_text(f"{self._text}\n{text}" if self._text else text)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        palette = current_palette()
+        painter = QPainter(self)
+        fill_rounded(painter, QRectF(self.rect()), fill=palette.alt_base, border=palette.border)
+        painter.end()
+
+
+def _summary(text: str) -> str:
+    """ "Pasted text · 1,048,576 characters · 3 lines" over the text's first words."""
+    lines = text.count("\n") + 1
+    size = f"Pasted text \N{MIDDLE DOT} {len(text):,} characters \N{MIDDLE DOT} {lines:,} "
+    head = " ".join(text[: PREVIEW_CHARS * 2].split())
+    preview = head[:PREVIEW_CHARS] + ("…" if len(head) > PREVIEW_CHARS else "")
+    return size + ("line" if lines == 1 else "lines") + "\n" + preview
 
 
 class _RoundButton(QToolButton):
@@ -181,8 +254,9 @@ class ComposerWidget(QFrame):
         self._edit = _ComposerEdit(self)
         self._edit.setAccessibleName("Message")
         self._edit.submit.connect(self._on_submit)
+        self._edit.long_text_pasted.connect(self._on_long_paste)
         self._edit.escape.connect(self.stop_requested)
-        self._edit.up_in_empty.connect(self.edit_last_requested)
+        self._edit.up_in_empty.connect(self._on_up_in_empty)
         self._edit.textChanged.connect(self._on_text_changed)
         self._edit.metrics_changed.connect(self._fit_height)
         self._edit.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -197,6 +271,8 @@ class ComposerWidget(QFrame):
         self.attachments = AttachmentBox(self)
         self._edit.image_sink = self.attachments
         self.attachments.changed.connect(self._update_button)
+        self.pasted = PastedText(self)
+        self.pasted.changed.connect(self._update_button)
         self._footer.insertWidget(0, self.attachments.button)
         row = QHBoxLayout()
         row.setSpacing(8)
@@ -206,6 +282,7 @@ class ComposerWidget(QFrame):
         column.setContentsMargins(12, 8, 8, 8)
         column.setSpacing(4)
         column.addWidget(self.attachments)
+        column.addWidget(self.pasted)
         column.addLayout(row)
         column.addLayout(self._footer)
         self.setFocusProxy(self._edit)
@@ -276,11 +353,18 @@ class ComposerWidget(QFrame):
         return self._busy
 
     def text(self) -> str:
-        return self._edit.toPlainText()
+        """The message as it would be sent: a held long text, then what is typed."""
+        typed, held = self._edit.toPlainText(), self.pasted.text()
+        if held and typed:
+            return held + HELD_TEXT_SEPARATOR + typed
+        return held or typed
 
     def set_text(self, text: str) -> None:
-        """Put ``text`` in the box (edit flows), cursor at the end, focused."""
-        self._edit.setPlainText(text)
+        """Put ``text`` in the box (edit flows), cursor at the end, focused; a text longer
+        than LONG_TEXT_CHARS is held on the pasted-text card instead."""
+        long = len(text) > LONG_TEXT_CHARS
+        self.pasted.set_text(text if long else "")
+        self._edit.setPlainText("" if long else text)
         cursor = self._edit.textCursor()
         cursor.movePosition(cursor.MoveOperation.End)
         self._edit.setTextCursor(cursor)
@@ -306,11 +390,20 @@ class ComposerWidget(QFrame):
         self._update_button()
 
     def _on_submit(self) -> None:
-        text = self._edit.toPlainText()
+        text = self.text()
         if self._busy or not (text.strip() or self.attachments.count()):
             return
         self._edit.clear()
+        self.pasted.set_text("")
         self.send_requested.emit(text)
+
+    def _on_up_in_empty(self) -> None:
+        if not self.pasted.text():  # the box only looks empty: a long text is held
+            self.edit_last_requested.emit()
+
+    def _on_long_paste(self, text: str) -> None:
+        self.pasted.add(text)
+        self._edit.setFocus()
 
     def _on_button_clicked(self) -> None:
         if self._busy:
@@ -333,7 +426,8 @@ class ComposerWidget(QFrame):
             self._button.setToolTip("Send (Enter)")
             self._button.setAccessibleName("Send message")
             has_images = bool(self.attachments.count())
-            self._button.setEnabled(bool(self._edit.toPlainText().strip()) or has_images)
+            typed = self._edit.toPlainText().strip() or self.pasted.text().strip()
+            self._button.setEnabled(bool(typed) or has_images)
 
     def _fit_height(self) -> None:
         """Grow with the text from MIN_LINES to MAX_LINES, then scroll."""

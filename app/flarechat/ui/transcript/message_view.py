@@ -44,6 +44,7 @@ from flarechat.ui.transcript.message_parts import (
     refresh_fonts,
     wrapped_label,
 )
+from flarechat.ui.transcript.plain_body import PlainBody
 
 __all__ = [
     "FINAL_STATUSES",
@@ -187,10 +188,8 @@ class MessageView(QFrame):
     def _make_body(self) -> MarkdownView:
         return MarkdownView()
 
-    def _make_plain(self) -> QLabel:
-        label = wrapped_label("userText")
-        label.setTextFormat(Qt.TextFormat.PlainText)
-        return label
+    def _make_plain(self) -> PlainBody:
+        return PlainBody()  # a long text is shown collapsed, laid out in steps when expanded
 
     def _make_meta(self) -> QLabel:
         label = wrapped_label("metaLabel", muted=True, small=True)
