@@ -16,7 +16,7 @@ from flarechat.api._usage import UsageTracker
 from flarechat.api.errors import ServerError, StreamInterrupted
 from flarechat.api.events import ChatEvent, Finished, ReasoningDelta, TextDelta
 
-__all__ = ["DONE_SENTINEL", "ReplyDecoder", "decode_complete", "has_content"]
+__all__ = ["DONE_SENTINEL", "ReplyDecoder", "decode_complete", "has_content", "merge_deltas"]
 
 logger = logging.getLogger("flarechat.api")
 
@@ -197,3 +197,27 @@ def _response_text(value: object) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False)
+
+
+def merge_deltas(events: Iterable[ChatEvent]) -> list[ChatEvent]:
+    """``events`` with each run of text (or of reasoning) deltas joined into one delta.
+
+    Order and content are kept exactly; only the number of events shrinks. A network read of
+    a fast stream holds hundreds of deltas: merged, everything downstream (the turn fold, the
+    session's events, the window's signals) does its work once per read, not once per token.
+    """
+    merged: list[ChatEvent] = []
+    run: list[str] = []
+    kind: type[TextDelta] | type[ReasoningDelta] | None = None
+    for event in events:
+        if kind is not None and type(event) is not kind:
+            merged.append(kind("".join(run)))
+            run, kind = [], None
+        if isinstance(event, TextDelta | ReasoningDelta):
+            kind = type(event)
+            run.append(event.text)
+        else:
+            merged.append(event)
+    if kind is not None:
+        merged.append(kind("".join(run)))
+    return merged

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import ssl
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
+from typing import TypeVar
 
 import httpx
 
@@ -20,7 +22,9 @@ from flarechat.api.errors import (
     WorkersAIError,
 )
 
-__all__ = ["from_transport_error", "stalled"]
+__all__ = ["StallWatch", "from_transport_error", "stalled"]
+
+_T = TypeVar("_T")
 
 _TLS_MARKERS = ("CERTIFICATE_VERIFY_FAILED", "SSL:", "TLSV1_ALERT", "WRONG_VERSION_NUMBER")
 #: OpenSSL's words for a TLS client that got plain-HTTP bytes (an "HTTP/1.1 400" answer to
@@ -108,6 +112,71 @@ def _is_tls(exc: BaseException, markers: tuple[str, ...]) -> bool:
             return True
         current = current.__cause__ or current.__context__
     return False
+
+
+class StallWatch:
+    """The idle and overall deadlines of one streamed reply, kept by one timer, not one per read.
+
+    qasync 0.28 turns every ``call_at`` into a Qt timer that stays registered until its time
+    comes, even when cancelled: a timeout scope around each read left one live 60 s timer per
+    token behind a fast reply, and Qt's timer list grew by thousands a second. Here a single
+    timer is armed for the nearer deadline and, when it fires early (data came since), re-armed
+    for the new one: about one timer per idle period.
+    """
+
+    def __init__(self, *, idle: float, overall: float, deadline: float) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._idle, self._overall, self._deadline = idle, overall, deadline
+        self._idle_at = self._loop.time() + idle
+        self._waiting: asyncio.Timeout | None = None
+        self._timer: asyncio.Handle | None = None
+
+    def reset(self) -> None:
+        """Data came: the idle clock starts again now."""
+        self._idle_at = self._loop.time() + self._idle
+
+    async def read(self, step: Awaitable[_T], *, received: bool) -> _T:
+        """Await one read of the stream; raises :func:`stalled`'s error once a deadline passed.
+
+        Only the read is timed (never the consumer's work between reads), as a scope per read
+        would; ``received`` says whether reply content was handed on already.
+        """
+        if self._loop.time() >= self._limit:
+            raise self._error(received=received)
+        if self._timer is None:
+            self._timer = self._loop.call_at(self._limit, self._fire)
+        try:
+            async with asyncio.timeout(None) as scope:  # a scope with no timer of its own
+                self._waiting = scope
+                return await step
+        except TimeoutError:
+            raise self._error(received=received) from None
+        finally:
+            self._waiting = None
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    @property
+    def _limit(self) -> float:
+        return min(self._idle_at, self._deadline)
+
+    def _fire(self) -> None:
+        self._timer = None
+        if self._waiting is None:
+            return  # between reads: the next read checks the time and re-arms
+        now = self._loop.time()
+        if now >= self._limit:
+            self._waiting.reschedule(now)  # expires now: the read raises TimeoutError
+        else:
+            self._timer = self._loop.call_at(self._limit, self._fire)
+
+    def _error(self, *, received: bool) -> WorkersAIError:
+        idle = self._idle_at <= self._deadline
+        seconds = self._idle if idle else self._overall
+        return stalled(idle=idle, received=received, seconds=seconds)
 
 
 def stalled(*, idle: bool, received: bool, seconds: float) -> WorkersAIError:

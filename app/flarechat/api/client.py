@@ -11,12 +11,15 @@ import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping
 from contextlib import aclosing, asynccontextmanager
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, Self, TypeVar, cast
 from urllib.parse import quote
 
 import httpx
 import truststore
-from httpx_sse import EventSource, ServerSentEvent
+from httpx_sse import ServerSentEvent
+
+# Private module, pinned to 0.4.3 <= v < 0.5 in pyproject: the decoders aiter_sse itself runs.
+from httpx_sse._decoders import SSEDecoder, SSELineDecoder
 
 from flarechat import __version__
 from flarechat.api import _messages as msg
@@ -27,7 +30,7 @@ from flarechat.api._catalogue import (
     parse_finetune,
     parse_model,
 )
-from flarechat.api._decode import ReplyDecoder, decode_complete, has_content
+from flarechat.api._decode import ReplyDecoder, decode_complete, has_content, merge_deltas
 from flarechat.api._errors_map import DETAIL_LIMIT, classify, classify_payload, web_page
 from flarechat.api._redact import connection_secrets, install_log_redaction, redact
 from flarechat.api._routes import (
@@ -36,7 +39,7 @@ from flarechat.api._routes import (
     build_agree_request,
     build_chat_request,
 )
-from flarechat.api._transport import from_transport_error, stalled
+from flarechat.api._transport import StallWatch, from_transport_error, stalled
 from flarechat.api.config import ChatRequest, Connection
 from flarechat.api.errors import ServerError, TermsNotAccepted, WorkersAIError
 from flarechat.api.events import (
@@ -336,14 +339,31 @@ class WorkersAIClient:
     async def _events(
         self, response: httpx.Response, call: _Call
     ) -> AsyncGenerator[ChatEvent, None]:
+        """The reply's events, read a network chunk at a time: each chunk's SSE events are
+        decoded together and their text deltas merged (:func:`merge_deltas`), so a fast
+        stream costs the rest of the app one event per read, not one per token."""
         decoder = ReplyDecoder(status=response.status_code, secrets=call.secrets, model=call.model)
-        async with aclosing(EventSource(response).aiter_sse()) as sse_events:
-            while (sse := await _next_data_event(sse_events, call)) is not None:
-                for event in decoder.feed_data(sse.data):
-                    call.received = call.received or not isinstance(event, _NOT_CONTENT)
-                    yield event
-                if decoder.done:
-                    break
+        sse = _SSEReader()
+        watch = StallWatch(
+            idle=call.conn.idle_timeout, overall=call.conn.overall_timeout, deadline=call.deadline
+        )
+        try:
+            # An async generator typed as an iterator: closed here, not when garbage-collected.
+            text_chunks = cast(AsyncGenerator[str, None], response.aiter_text())
+            async with aclosing(text_chunks) as chunks:
+                while not decoder.done:
+                    text = await watch.read(anext(chunks, None), received=call.received)
+                    read = sse.feed(text) if text is not None else sse.end()
+                    events, error = _decode_chunk(decoder, read, watch)
+                    for event in merge_deltas(events):
+                        call.received = call.received or not isinstance(event, _NOT_CONTENT)
+                        yield event
+                    if error is not None:
+                        raise error  # after what came before it in the same read
+                    if text is None:
+                        break
+        finally:
+            watch.close()
         for event in (*decoder.flush(), *decoder.close()):
             yield event
 
@@ -423,24 +443,45 @@ class WorkersAIClient:
 _NOT_CONTENT = (ResponseMeta, UsageReport, Finished)
 
 
-async def _next_data_event(
-    events: AsyncIterator[ServerSentEvent], call: _Call
-) -> ServerSentEvent | None:
-    """The next SSE event with data, or None at the end; raises when the idle or the overall
-    deadline passes first. Comments (``: ping``) and empty events do not reset the idle clock.
-    """
-    idle_at = asyncio.get_running_loop().time() + call.conn.idle_timeout
-    while True:
-        limit = min(idle_at, call.deadline)
+class _SSEReader:
+    """httpx-sse's own line and event decoders, fed whole network chunks (its ``aiter_sse``
+    hands out one event per await; a chunk's events are wanted together)."""
+
+    def __init__(self) -> None:
+        self._lines = SSELineDecoder()
+        self._events = SSEDecoder()
+
+    def feed(self, text: str) -> list[ServerSentEvent]:
+        return self._decode(self._lines.decode(text))
+
+    def end(self) -> list[ServerSentEvent]:
+        """The stream ended: a last line with no newline is decoded, but (as in ``aiter_sse``
+        and the SSE spec) an event with no blank line after it is never dispatched."""
+        return self._decode(self._lines.flush())
+
+    def _decode(self, lines: list[str]) -> list[ServerSentEvent]:
+        decoded = (self._events.decode(line.rstrip("\n")) for line in lines)
+        return [event for event in decoded if event is not None]
+
+
+def _decode_chunk(
+    decoder: ReplyDecoder, events: list[ServerSentEvent], watch: StallWatch
+) -> tuple[list[ChatEvent], WorkersAIError | None]:
+    """One chunk's SSE events as reply events, up to ``[DONE]`` or an error event (returned,
+    to be raised after the events before it). Only events with data reset the idle clock:
+    comments (``: ping``) and empty events do not."""
+    out: list[ChatEvent] = []
+    for sse in events:
+        if not sse.data.strip():
+            continue
+        watch.reset()
         try:
-            async with asyncio.timeout_at(limit):
-                sse = await anext(events, None)
-        except TimeoutError:
-            idle = idle_at <= call.deadline
-            seconds = call.conn.idle_timeout if idle else call.conn.overall_timeout
-            raise stalled(idle=idle, received=call.received, seconds=seconds) from None
-        if sse is None or sse.data.strip():
-            return sse
+            out.extend(decoder.feed_data(sse.data))
+        except WorkersAIError as error:
+            return out, error
+        if decoder.done:
+            break
+    return out, None
 
 
 async def _capped(response: httpx.Response, limit: int = ERROR_BODY_LIMIT) -> httpx.Response:

@@ -1,0 +1,112 @@
+"""A streamed reply is decoded a network read at a time: deltas merged, one idle timer."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import httpx
+import pytest
+from api_helpers import Recorder, chat, collect, mock_conn, sse, text_of
+
+from conftest import ClientFactory
+from flarechat.api._decode import merge_deltas
+from flarechat.api.events import (
+    Finished,
+    ReasoningDelta,
+    ResponseMeta,
+    TextDelta,
+    ToolCallDelta,
+    UsageReport,
+)
+
+TOKENS = 200
+
+
+class PacedStream(httpx.AsyncByteStream):
+    """Each piece its own network read: the reader waits (yields to the loop) before each."""
+
+    def __init__(self, pieces: list[bytes]) -> None:
+        self._pieces = pieces
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for piece in self._pieces:
+            await asyncio.sleep(0)
+            yield piece
+
+
+def _tokens(count: int) -> list[dict[str, Any]]:
+    return [{"response": f"w{n} "} for n in range(count)]
+
+
+def test_merge_joins_runs_of_one_kind_and_keeps_everything_else_in_place() -> None:
+    meta, usage, done = ResponseMeta(status_code=200), UsageReport(1, 2, 3), Finished("stop")
+    tool = ToolCallDelta(index=0, id="c1", name="f", arguments="{}")
+    events = [
+        meta,
+        ReasoningDelta("Hm"),
+        ReasoningDelta("m."),
+        TextDelta("A"),
+        TextDelta("B"),
+        tool,
+        TextDelta("C"),
+        usage,
+        done,
+    ]
+    assert merge_deltas(events) == [
+        meta,
+        ReasoningDelta("Hmm."),
+        TextDelta("AB"),
+        tool,
+        TextDelta("C"),
+        usage,
+        done,
+    ]
+    assert merge_deltas([]) == []
+
+
+@pytest.mark.asyncio
+async def test_the_tokens_of_one_read_come_as_one_delta(make_client: ClientFactory) -> None:
+    body = sse(*_tokens(TOKENS))  # one network read holds the whole reply
+    handler = Recorder(
+        httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+    )
+    events = await collect(make_client(handler), mock_conn(), chat())
+    deltas = [e for e in events if isinstance(e, TextDelta)]
+    assert len(deltas) == 1
+    assert text_of(events) == "".join(f"w{n} " for n in range(TOKENS))
+    assert isinstance(events[-1], Finished)
+
+
+@pytest.mark.asyncio
+async def test_reads_that_each_wait_keep_one_delta_each(make_client: ClientFactory) -> None:
+    frames = [sse(token, done=False) for token in _tokens(TOKENS)] + [b"data: [DONE]\n\n"]
+    response = httpx.Response(
+        200, headers={"content-type": "text/event-stream"}, stream=PacedStream(frames)
+    )
+    events = await collect(make_client(Recorder(response)), mock_conn(), chat())
+    assert [e.text for e in events if isinstance(e, TextDelta)] == [f"w{n} " for n in range(TOKENS)]
+
+
+@pytest.mark.asyncio
+async def test_a_stream_arms_one_idle_timer_not_one_per_read(
+    make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """qasync makes each call_at a Qt timer that lives on until its time, even cancelled."""
+    frames = [sse(token, done=False) for token in _tokens(TOKENS)] + [b"data: [DONE]\n\n"]
+    response = httpx.Response(
+        200, headers={"content-type": "text/event-stream"}, stream=PacedStream(frames)
+    )
+    loop = asyncio.get_running_loop()
+    armed: list[float] = []
+    call_at: Callable[..., asyncio.TimerHandle] = loop.call_at
+
+    def counting_call_at(when: float, *args: Any, **kwargs: Any) -> asyncio.TimerHandle:
+        armed.append(when)
+        return call_at(when, *args, **kwargs)
+
+    monkeypatch.setattr(loop, "call_at", counting_call_at)
+    events = await collect(make_client(Recorder(response)), mock_conn(), chat())
+    assert text_of(events) == "".join(f"w{n} " for n in range(TOKENS))
+    assert len(armed) <= 3  # the send's own deadline, the stream's one idle timer
