@@ -21,6 +21,9 @@ log = logging.getLogger(__name__)
 COMMIT_WAIT = 1.0
 #: Seconds between attempts to write what a failed save kept in memory.
 RECOVERY_INTERVAL = 2.0
+#: A title is made from at most this much of the first message: the rest never shows in
+#: it, and collapsing the whitespace of a 1 MB paste took the GUI thread over 50 ms.
+TITLE_SOURCE_CHARS = 2_000
 
 
 class SessionStore(Protocol):
@@ -183,7 +186,7 @@ class ConversationSaver:
         conversation = self._conversation
         first = next((m for m in self._unsaved.values() if m.role == ROLE_USER), None)
         if first is not None and conversation.title == DEFAULT_TITLE:
-            conversation.title = auto_title(first.content)
+            conversation.title = auto_title(first.content.lstrip()[:TITLE_SOURCE_CHARS])
         await self._store.create_conversation(conversation)
         self.stored = True
 

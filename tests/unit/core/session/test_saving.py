@@ -12,11 +12,14 @@ import pytest
 
 from flarechat.core.conversation import (
     ROLE_ASSISTANT,
+    ROLE_USER,
     STATUS_DONE,
     STATUS_STREAMING,
     Conversation,
     Message,
+    auto_title,
 )
+from flarechat.core.session import saving
 from flarechat.core.session.saving import ConversationSaver
 from flarechat.core.store import NotFound, StoreBusy
 
@@ -105,3 +108,27 @@ async def test_a_final_record_after_a_kept_partial_is_written_whole() -> None:
     assert (store.rows["m1"].status, store.rows["m1"].content) == (STATUS_DONE, reply.content)
     assert saver.unsaved == 0
     assert troubles[-1] is None  # recovered
+
+
+@pytest.mark.asyncio
+async def test_a_megabyte_first_message_is_titled_from_its_start_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The title reads the first words; the whole 1 MB text is never scanned for it (that
+    held the GUI thread over 50 ms when a 1 MB paste was sent)."""
+    store = SlowStore()
+    store.release.set()  # no write is held
+    conversation = Conversation(id="c1")
+    paste = "  \n Summarise   this log:\n" + "x " * 500_000
+    read: list[int] = []
+
+    def counting_title(text: str) -> str:
+        read.append(len(text))
+        return auto_title(text)
+
+    monkeypatch.setattr(saving, "auto_title", counting_title)
+    saver = ConversationSaver(store, conversation, stored=False, report=lambda *_: None)
+    await saver.add([Message("m1", "c1", None, ROLE_USER, paste)])
+    assert conversation.title == auto_title(paste)
+    assert read == [saving.TITLE_SOURCE_CHARS]
+    assert store.rows["m1"].content == paste  # the message itself is kept whole
