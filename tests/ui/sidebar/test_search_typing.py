@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor
 
 from flarechat.ui.shared.theme import LIGHT
@@ -125,3 +125,14 @@ def test_hits_are_painted_rows_of_one_height_with_matches_highlighted(qtbot: Any
         if image.pixel(x, y) == wanted
     ]
     assert found, "the matched word is not drawn highlighted"
+
+
+def test_a_slow_answer_is_not_asked_for_twice(qtbot: Any) -> None:
+    sidebar, asked = _sidebar(qtbot)
+    sidebar.search_field.setText("heron")  # slower than SEARCH_ANSWER_WAIT_MS to answer
+    overdue = sidebar.findChild(QTimer, "sidebar-search-answer-wait")
+    assert isinstance(overdue, QTimer)
+    qtbot.waitUntil(lambda: not overdue.isActive(), timeout=OVERDUE_WAIT_MS)
+    assert asked == ["heron"]  # not queued again behind itself
+    sidebar.search_field.setText("herons")
+    assert asked == ["heron", "herons"]  # typing is no longer held back

@@ -372,9 +372,11 @@ class Sidebar(QWidget):
         self.search_requested.emit(query)
 
     def _on_answer_overdue(self) -> None:
-        self._asked = None
+        """Stop holding typing back; ask for the field's text if it moved on (asking the same
+        again would only queue a second copy behind the slow one)."""
+        asked, self._asked = self._asked, None
         query = self.search_field.text().strip()
-        if query:
+        if query and query != asked:
             self._ask(query)
 
     def set_search_results(self, hits: Sequence[SearchHitLike]) -> None:
