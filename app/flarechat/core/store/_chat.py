@@ -347,21 +347,22 @@ class ChatStore:
     def load_tree(self, conversation_id: str) -> ConversationTree:
         """The conversation with all its messages (every branch) and its saved selection."""
         row = self._conversation_row(conversation_id)
-        messages = [
-            codec.message_from_row(r)
-            for r in self._conn.execute(
-                f"SELECT {codec.MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? "
-                "ORDER BY seq",
-                (conversation_id,),
-            )
-        ]
+        cursor = self._conn.cursor()
+        cursor.row_factory = None  # plain tuples, read by position: see message_from_row
+        cursor.execute(
+            f"SELECT {codec.MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY seq",
+            (conversation_id,),
+        )
+        messages = [codec.message_from_row(r) for r in cursor]
         messages = self._reattach_orphans(conversation_id, messages)
         self._attach_images(conversation_id, messages)
-        return ConversationTree(
+        tree = ConversationTree(
             codec.conversation_from_row(row),
             messages,
             codec.decode_selected(row["selected_json"]),
         )
+        tree.path()  # walked here, on the store's thread: the tree keeps it for the opening
+        return tree
 
     def _reattach_orphans(self, conversation_id: str, messages: list[Message]) -> list[Message]:
         """Messages whose parent is gone (or that loop back on themselves) become roots.
@@ -649,6 +650,8 @@ def _parents_first(messages: Sequence[Message]) -> list[Message]:
 def _orphan_ids(messages: Sequence[Message]) -> set[str]:
     """Ids of the messages whose chain of parents never reaches a root (a gone parent, a loop);
     the first broken link of each chain, so re-rooting it reconnects everything below."""
+    if _parents_come_first(messages):
+        return set()
     parents = {m.id: m.parent_id for m in messages}
     rooted: set[str] = set()
     broken: set[str] = set()
@@ -667,3 +670,14 @@ def _orphan_ids(messages: Sequence[Message]) -> set[str]:
                 broken.add(chain[-1])
         rooted.update(chain)
     return broken
+
+
+def _parents_come_first(messages: Sequence[Message]) -> bool:
+    """Whether each message's parent comes before it (in storage order it always does: a
+    parent must be stored first): then no chain can be broken or loop, in one cheap pass."""
+    seen: set[str | None] = {None}
+    for message in messages:
+        if message.parent_id not in seen:
+            return False
+        seen.add(message.id)
+    return True

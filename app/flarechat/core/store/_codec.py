@@ -6,7 +6,7 @@ import json
 import logging
 import re
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from flarechat.api import redact
@@ -30,6 +30,10 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+#: The C scanner behind json.loads: one value from a position, nothing around it (an
+#: attribute the stubs leave out: ``(value, end)``, StopIteration when nothing starts there).
+_scan_once: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 REDACTED = "[redacted]"
 #: Keys whose values are credentials. ``max_tokens``/``prompt_tokens`` end in "tokens" and stay.
@@ -91,6 +95,19 @@ def _load_json(text: str | None) -> dict[str, Any] | None:
     (a damaged or hand-edited row must not stop a conversation from opening — it is logged)."""
     if text is None:
         return None
+    # The common case in one C call: json.loads costs three Python frames and a regex per
+    # value, which a conversation's thousands of records add up to (issue #12, switching).
+    try:
+        loaded, end = _scan_once(text, 0)
+    except (StopIteration, ValueError, RecursionError, TypeError):
+        loaded, end = None, -1
+    if end == len(text) and isinstance(loaded, dict):
+        return loaded
+    return _load_json_slowly(text)
+
+
+def _load_json_slowly(text: str) -> dict[str, Any] | None:
+    """``json.loads`` with its whitespace rules and error messages (anything unusual)."""
     try:
         loaded = json.loads(text)
     except (ValueError, RecursionError, TypeError) as error:
@@ -184,25 +201,46 @@ def _load_calls(text: str | None) -> list[dict[str, Any]]:
     return [dict(c) for c in loaded if isinstance(c, dict)]
 
 
-def message_from_row(row: sqlite3.Row) -> Message:
+def message_from_row(row: Sequence[Any]) -> Message:
+    """A message from a row of MESSAGE_COLUMNS, by position (a plain tuple or a Row: reading
+    thousands of rows by column name costs more than building the messages)."""
+    (
+        message_id,
+        conversation_id,
+        parent_id,
+        role,
+        content,
+        reasoning,
+        status,
+        created_at,
+        model,
+        finish_reason,
+        request,
+        usage,
+        meta,
+        timings,
+        error,
+        tool_calls,
+        tool_call_id,
+    ) = row
     return Message(
-        id=row["id"],
-        conversation_id=row["conversation_id"],
-        parent_id=row["parent_id"],
-        role=row["role"],
-        content=row["content"],
-        reasoning=row["reasoning"],
-        status=row["status"],
-        created_at=row["created_at"],
-        model=row["model"],
-        finish_reason=row["finish_reason"],
-        request=_load_json(row["request_json"]),
-        usage=_load_json(row["usage_json"]),
-        meta=_load_json(row["meta_json"]),
-        timings=_load_json(row["timings_json"]),
-        error=_load_json(row["error_json"]),
-        tool_calls=_load_calls(row["tool_calls_json"]),
-        tool_call_id=row["tool_call_id"],
+        id=message_id,
+        conversation_id=conversation_id,
+        parent_id=parent_id,
+        role=role,
+        content=content,
+        reasoning=reasoning,
+        status=status,
+        created_at=created_at,
+        model=model,
+        finish_reason=finish_reason,
+        request=_load_json(request),
+        usage=_load_json(usage),
+        meta=_load_json(meta),
+        timings=_load_json(timings),
+        error=_load_json(error),
+        tool_calls=_load_calls(tool_calls),
+        tool_call_id=tool_call_id,
     )
 
 

@@ -1,0 +1,120 @@
+"""Reading a conversation back: records decoded exactly as json.loads would, damaged ones as
+empty (logged), messages identical to those written, the path walked on the store's thread."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flarechat.core.conversation import (
+    ROLE_ASSISTANT,
+    ROLE_USER,
+    Conversation,
+    ConversationTree,
+    Message,
+    new_id,
+)
+from flarechat.core.store import DB_FILENAME, ChatStore
+
+#: Column texts and what a record reads as (json.loads' rules; anything not an object: None).
+RECORD_TEXTS: list[tuple[str, dict[str, Any] | None]] = [
+    (
+        '{"prompt_tokens":40,"completion_tokens":470}',
+        {"prompt_tokens": 40, "completion_tokens": 470},
+    ),
+    (' \n{"a": [1, 2.5, null, true]}\t ', {"a": [1, 2.5, None, True]}),
+    ('{"ttft": NaN, "big": 1e400}', {"ttft": float("nan"), "big": float("inf")}),
+    ('{"text": "caf\\u00e9 \\ud83d\\ude00"}', {"text": "café 😀"}),
+    ('{"a":1}{"b":2}', None),  # extra data
+    ('{"a":1},{"b":2}', None),
+    ("[1, 2]", None),
+    ("42", None),
+    ('"text"', None),
+    ("\ufeff{}", None),  # json.loads refuses a BOM in text
+    ("{not json", None),
+    ("", None),
+]
+
+
+def fill(path: Path, count: int) -> tuple[Conversation, list[Message]]:
+    conv = Conversation(id=new_id(), title="Read back")
+    tree = ConversationTree(conv)
+    parent: str | None = None
+    for index in range(count):
+        role = ROLE_USER if index % 2 == 0 else ROLE_ASSISTANT
+        message = Message(new_id(), conv.id, parent, role, f"text {index}", created_at=index)
+        if role == ROLE_ASSISTANT:
+            message.usage = {"prompt_tokens": index, "completion_tokens": 2 * index}
+            message.meta = {"log_id": f"log{index}", "cache_status": "MISS"}
+            message.timings = {"ttft": index / 10}
+            message.request = {"model": "@cf/m", "route": "direct"}
+            message.tool_calls = [{"id": f"call{index}", "name": "f", "arguments": "{}"}]
+        tree.add(message)
+        parent = message.id
+    with ChatStore(path) as store:
+        store.insert_trees([tree])
+    return conv, list(tree)
+
+
+def same(loaded: Any, expected: Any) -> bool:
+    """Equal, NaN included (json.dumps writes both the same way)."""
+    return json.dumps(loaded, sort_keys=True) == json.dumps(expected, sort_keys=True)
+
+
+def test_messages_read_back_equal_those_written(tmp_path: Path) -> None:
+    conv, written = fill(tmp_path / DB_FILENAME, 40)
+    with ChatStore(tmp_path / DB_FILENAME) as store:
+        tree = store.load_tree(conv.id)
+    assert list(tree) == written
+    assert tree.path() == written
+
+
+@pytest.mark.parametrize(("text", "expected"), RECORD_TEXTS)
+def test_a_record_reads_as_json_loads_reads_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, text: str, expected: dict[str, Any] | None
+) -> None:
+    path = tmp_path / DB_FILENAME
+    conv, written = fill(path, 2)
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute(
+        "UPDATE messages SET usage_json = ?, meta_json = ? WHERE id = ?",
+        (text, text, written[1].id),
+    )
+    conn.close()
+    with ChatStore(path) as store:
+        reply = store.load_tree(conv.id).get(written[1].id)
+    assert same(reply.usage, expected)
+    assert same(reply.meta, expected)
+    try:
+        json.loads(text)
+    except ValueError:
+        assert "not valid JSON" in caplog.text  # damage is logged, never silently dropped
+
+
+def test_a_parent_stored_after_its_child_is_not_taken_for_lost(tmp_path: Path) -> None:
+    """Rows out of order (written without foreign keys) still link up, and nothing is
+    reported as a lost parent."""
+    path = tmp_path / DB_FILENAME
+    conv, written = fill(path, 4)
+    conn = sqlite3.connect(path, isolation_level=None)
+    first = conn.execute("SELECT seq FROM messages WHERE id = ?", (written[0].id,)).fetchone()[0]
+    top = conn.execute("SELECT max(seq) FROM messages").fetchone()[0]
+    conn.execute("UPDATE messages SET seq = ? WHERE seq = ?", (top + 1, first))
+    conn.close()
+    with ChatStore(path) as store:
+        tree = store.load_tree(conv.id)
+        assert store.report.problems == []
+    assert tree.path() == written
+
+
+def test_the_path_is_walked_while_loading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opening reads the path right after the load (on the GUI thread): it is ready."""
+    conv, written = fill(tmp_path / DB_FILENAME, 10)
+    with ChatStore(tmp_path / DB_FILENAME) as store:
+        tree = store.load_tree(conv.id)
+    monkeypatch.setattr(tree, "_walk", lambda: pytest.fail("walked again after loading"))
+    assert tree.path() == written
