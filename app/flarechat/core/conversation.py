@@ -129,6 +129,9 @@ class ConversationTree:
         self.selected: dict[str | None, str] = {}
         self._by_id: dict[str, Message] = {}
         self._children: dict[str | None, list[Message]] = {}
+        #: The last path walked, with what it was walked from (see path()).
+        self._walked: tuple[int, dict[str | None, str], tuple[Message, ...]] | None = None
+        self._shape = 0  # bumped by every message added
         pending = sorted(messages, key=lambda m: m.created_at)
         for message in pending:
             self._insert(message)
@@ -146,6 +149,7 @@ class ConversationTree:
         if message.id in self._by_id:
             raise ValueError(f"duplicate message id {message.id}")
         self._by_id[message.id] = message
+        self._shape += 1
         siblings = self._children.setdefault(message.parent_id, [])
         siblings.append(message)
         if len(siblings) > 1 and siblings[-2].created_at > message.created_at:
@@ -202,14 +206,35 @@ class ConversationTree:
         return children[-1]
 
     def path(self) -> list[Message]:
-        """The visible path from the root, following the selected child at each step."""
+        """The visible path from the root, following the selected child at each step.
+
+        Walked once per state of the tree: opening a conversation reads it several times (the
+        transcript, the meters, the lab), and a long one takes milliseconds to walk. The
+        state is the messages added and the selection (compared whole, so a write to
+        ``selected`` from outside is seen too).
+        """
+        walked = self._walked
+        if walked is not None and walked[0] == self._shape and walked[1] == self.selected:
+            return list(walked[2])
+        path = self._walk()
+        self._walked = (self._shape, dict(self.selected), tuple(path))
+        return path
+
+    def _walk(self) -> list[Message]:
+        """chosen_child() from the roots down, inlined: thousands of steps in a long chat."""
+        by_id, children_of, selected = self._by_id, self._children, self.selected
         path: list[Message] = []
         seen: set[str] = set()
-        current = self.chosen_child(None)
-        while current is not None and current.id not in seen:
+        parent_id: str | None = None
+        while children := children_of.get(parent_id):
+            current = by_id.get(selected.get(parent_id, ""))
+            if current is None or current.parent_id != parent_id:
+                current = children[-1]
+            if current.id in seen:
+                break
             seen.add(current.id)
             path.append(current)
-            current = self.chosen_child(current.id)
+            parent_id = current.id
         return path
 
     def path_to(self, message_id: str) -> list[Message]:

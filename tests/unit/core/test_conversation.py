@@ -207,3 +207,67 @@ def test_explicit_selection_keeps_only_non_default_choices(tree: ConversationTre
     assert tree.explicit_selection() == {"u1": "a1", "a1": "u2"}
     rebuilt = ConversationTree(tree.conversation, list(tree), tree.explicit_selection())
     assert contents(rebuilt.path()) == contents(tree.path())
+
+
+# -- the path is walked once per state of the tree (issue #12: switching) ----------------------
+
+
+def count_walks(tree: ConversationTree, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that grows by one each time ``tree`` really walks its path."""
+    walks: list[int] = []
+    walk = tree._walk
+
+    def counted() -> list[Message]:
+        walks.append(1)
+        return walk()
+
+    monkeypatch.setattr(tree, "_walk", counted)
+    return walks
+
+
+def test_path_is_walked_once_however_often_it_is_read(
+    tree: ConversationTree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    walks = count_walks(tree, monkeypatch)
+    first = tree.path()
+    assert [tree.path() for _ in range(3)] == [first] * 3
+    assert tree.last() is first[-1]
+    assert len(walks) == 1
+
+
+def test_path_read_again_is_a_copy_the_caller_may_change(tree: ConversationTree) -> None:
+    path = tree.path()
+    path.pop()
+    assert contents(tree.path()) == ["u1", "a1b"]
+
+
+def test_adding_or_choosing_walks_the_path_again(
+    tree: ConversationTree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    walks = count_walks(tree, monkeypatch)
+    assert contents(tree.path()) == ["u1", "a1b"]
+    tree.select("a2")
+    assert contents(tree.path()) == ["u1", "a1", "u2", "a2"]
+    tree.add(msg("u3", "a2", at=7))
+    assert contents(tree.path()) == ["u1", "a1", "u2", "a2", "u3"]
+    tree.selected["a1"] = "u2b"  # a write from outside: still seen
+    assert contents(tree.path()) == ["u1", "a1", "u2b"]
+    assert len(walks) == 4
+
+
+def test_walk_matches_the_chosen_child_chain_in_a_long_branched_tree() -> None:
+    t = ConversationTree(Conversation(id=CONV_ID))
+    parent: str | None = None
+    for index in range(300):
+        t.add(msg(f"m{index}", parent, at=index))
+        if index % 7 == 0:
+            t.add(msg(f"alt{index}", parent, at=index + 0.5))  # a newer sibling, then back
+            t.select(f"m{index}")
+        parent = f"m{index}"
+    chain: list[Message] = []
+    node = t.chosen_child(None)
+    while node is not None:
+        chain.append(node)
+        node = t.chosen_child(node.id)
+    assert t.path() == chain
+    assert contents(t.path()) == [f"m{index}" for index in range(300)]
