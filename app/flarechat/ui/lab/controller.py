@@ -36,6 +36,11 @@ __all__ = ["DayUsageSource", "LabController"]
 log = logging.getLogger(__name__)
 
 ReplyRows = list[tuple[str | None, dict[str, Any] | None, dict[str, Any] | None]]
+#: A conversation with more messages than this has its usage summed off the GUI thread:
+#: summing thousands of replies would hold up the first paint of the conversation opened.
+USAGE_INLINE_MAX = 500
+#: What a conversation's usage total was summed from: its id, its size, the usage epoch.
+_UsageKey = tuple[str, int, int]
 
 
 class DayUsageSource(Protocol):
@@ -80,8 +85,13 @@ class LabController(QObject):
         self._adhoc_values: dict[str, dict[str, str]] = {}  # per template text, this session
         self._day_rows: ReplyRows = []
         self.day = meters.UsageTotal()
+        #: The open conversation's usage, summed once per key (see conversation_usage).
+        self._conversation_total: tuple[_UsageKey, meters.UsageTotal] | None = None
+        self._summing: _UsageKey | None = None
+        self._usage_epoch = 0  # bumped when a reply's usage or the prices may have changed
         chat.conversation_opened.connect(self._on_conversation_opened)
         chat.turn_finished.connect(self.on_turn_finished)
+        chat.turn_failed.connect(self._on_turn_failed)
 
     # -- loading and saving ----------------------------------------------------------------
 
@@ -277,6 +287,7 @@ class LabController(QObject):
 
     def set_models(self, models: Sequence[ModelInfo]) -> None:
         self._models = {m.name: m for m in models}
+        self._usage_epoch += 1
         self.day = meters.total_usage(self._day_rows, self._models)  # prices may be new
         self.usage_changed.emit()
 
@@ -284,8 +295,41 @@ class LabController(QObject):
         return self._models.get(model or self.chat.current_model())
 
     def conversation_usage(self) -> meters.UsageTotal:
+        """The chat on screen's usage over every reply on every branch, summed once per
+        state. A long conversation's is summed off the GUI thread: until it is (usage_changed
+        then), an empty total."""
         tree = self.chat.current_tree()
-        return meters.conversation_usage(tree, self._models) if tree else meters.UsageTotal()
+        if tree is None:
+            return meters.UsageTotal()
+        key = (tree.conversation.id, len(tree), self._usage_epoch)
+        if self._conversation_total is not None and self._conversation_total[0] == key:
+            return self._conversation_total[1]
+        if len(tree) > USAGE_INLINE_MAX and self._loop_runs():
+            if self._summing != key:
+                self._summing = key
+                self._jobs.spawn(self._sum_usage(tree, key), name="conversation-usage")
+            return meters.UsageTotal()
+        total = meters.conversation_usage(tree, self._models)
+        self._conversation_total = (key, total)
+        return total
+
+    async def _sum_usage(self, tree: ConversationTree, key: _UsageKey) -> None:
+        # The worker only reads: a message added meanwhile changes the key (summed again).
+        total = await asyncio.to_thread(meters.conversation_usage, tree, dict(self._models))
+        if self._summing == key:
+            self._summing = None
+        self._conversation_total = (key, total)
+        current = self.chat.current_tree()
+        if current is not None and current.conversation.id == key[0]:
+            self.usage_changed.emit()
+
+    @staticmethod
+    def _loop_runs() -> bool:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        return True
 
     def context(self, draft: str) -> tuple[meters.ContextUse, meters.ContextLevel]:
         """How full the model's context window is with the chat on screen and ``draft``."""
@@ -304,7 +348,11 @@ class LabController(QObject):
         return datetime.fromtimestamp(self._clock(), UTC)
 
     def on_turn_finished(self, *_: object) -> None:
+        self._usage_epoch += 1  # the reply's usage arrived with it
         self.refresh_usage()
+
+    def _on_turn_failed(self, *_: object) -> None:
+        self._usage_epoch += 1  # a reply cut short may still have been billed
 
     def on_models_loaded(self, models: list[ModelInfo], *_: object) -> None:
         self.set_models(models)

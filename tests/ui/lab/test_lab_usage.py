@@ -1,0 +1,102 @@
+"""The conversation usage meter when switching: summed once per state of the conversation, a
+long one's off the GUI thread (it held up the paint of a 5,000-message open; issue #12)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from shell_helpers import MODEL
+from window_helpers import until, window
+
+from flarechat.core import meters
+from flarechat.core.conversation import (
+    ROLE_ASSISTANT,
+    ROLE_USER,
+    Conversation,
+    ConversationTree,
+    Message,
+    new_id,
+)
+from flarechat.core.store import ChatStore
+from flarechat.emulator import EmulatorServer
+from flarechat.ui.lab.controller import USAGE_INLINE_MAX
+
+pytestmark = pytest.mark.asyncio(loop_scope="function")
+
+
+def stored_conversation(path: Path, count: int) -> str:
+    """A stored conversation of ``count`` messages, each reply billed 2 neurons."""
+    conversation = Conversation(id=new_id(), title=f"{count} messages")
+    tree = ConversationTree(conversation)
+    parent: str | None = None
+    for index in range(count):
+        role = ROLE_USER if index % 2 == 0 else ROLE_ASSISTANT
+        message = Message(new_id(), conversation.id, parent, role, f"m{index}", created_at=index)
+        if role == ROLE_ASSISTANT:
+            message.usage = {"prompt_tokens": 10, "completion_tokens": 5, "neurons": 2.0}
+        tree.add(message)
+        parent = message.id
+    with ChatStore(path) as store:
+        store.insert_trees([tree])
+    return conversation.id
+
+
+def count_sums(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The thread's name for each summing of a conversation's usage."""
+    threads: list[str] = []
+    real = meters.conversation_usage
+
+    def counted(tree: ConversationTree, prices: Any) -> meters.UsageTotal:
+        threads.append(threading.current_thread().name)
+        return real(tree, prices)
+
+    monkeypatch.setattr(meters, "conversation_usage", counted)
+    return threads
+
+
+async def test_a_long_conversation_is_summed_once_off_the_gui_thread(
+    emulator: EmulatorServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    count = 2 * USAGE_INLINE_MAX + 2
+    conversation_id = await asyncio.to_thread(stored_conversation, tmp_path / "chat.sqlite3", count)
+    async with window(emulator, tmp_path) as (env, main, _seen):
+        lab = main.lab_hooks.lab
+        await until(lambda: lab.model_info(MODEL) is not None, "the catalogue (prices)")
+        threads = count_sums(monkeypatch)
+        assert await env.chat.open_conversation(conversation_id)
+        assert lab.conversation_usage() == meters.UsageTotal()  # not summed yet: nothing held up
+        await until(lambda: lab.conversation_usage().replies > 0, "the usage to be summed")
+        totals = [lab.conversation_usage() for _ in range(3)]
+        assert (
+            totals
+            == [
+                meters.UsageTotal(
+                    neurons=2.0 * (count // 2), replies=count // 2, unpriced=count // 2
+                )
+            ]
+            * 3
+        )
+        assert len(threads) == 1
+        assert threads[0] != threading.main_thread().name
+
+
+async def test_a_small_conversation_is_summed_at_once_and_again_after_a_reply(
+    emulator: EmulatorServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    conversation_id = await asyncio.to_thread(stored_conversation, tmp_path / "chat.sqlite3", 4)
+    async with window(emulator, tmp_path) as (env, main, _seen):
+        lab = main.lab_hooks.lab
+        threads = count_sums(monkeypatch)
+        assert await env.chat.open_conversation(conversation_id)
+        assert [lab.conversation_usage() for _ in range(3)] == [
+            meters.UsageTotal(neurons=4.0, replies=2, unpriced=2)
+        ] * 3
+        assert threads == [threading.main_thread().name]
+        lab.on_turn_finished()  # a reply's usage came in: summed again
+        lab.conversation_usage()
+        assert len(threads) == 2
+        await lab.drain()
