@@ -1,4 +1,4 @@
-"""A fast reply always finishes, however much of it one turn of the event loop reads."""
+"""A fast reply: it always finishes, and its text is relayed per turn of the event loop."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from shell_helpers import ChatEnv, chat_env
 
 from flarechat.core.session import running
 from flarechat.emulator import EmulatorServer, replies
+from flarechat.ui.control.chat import DeltaBuffer
 
 #: "As fast as it can": the emulator's pacing sleep is always already over.
 UNPACED = 1e9
@@ -35,6 +36,27 @@ def long_reply(monkeypatch: pytest.MonkeyPatch) -> str:
 
     monkeypatch.setattr(replies, "compose", long_compose)
     return answer
+
+
+def test_the_buffer_joins_runs_per_message_and_kind_in_order() -> None:
+    buffer = DeltaBuffer()
+    for message_id, text, reasoning in [
+        ("a", "Think", True),
+        ("a", "ing.", True),
+        ("a", "Hello ", False),
+        ("a", "there", False),
+        ("b", "Other", False),
+        ("a", "!", False),
+    ]:
+        buffer.add(message_id, text, reasoning=reasoning)
+    assert buffer.take() == [
+        ("a", True, "Thinking."),
+        ("a", False, "Hello there"),
+        ("b", False, "Other"),
+        ("a", False, "!"),
+    ]
+    assert not buffer
+    assert buffer.take() == []
 
 
 async def _burst_while_busy(env: ChatEnv) -> tuple[str, Any]:
@@ -70,6 +92,25 @@ async def test_a_reply_read_in_one_burst_still_finishes(
         assert tree.get(reply_id).content == data.content
         assert tree.get(reply_id).status == "done"
         assert not env.chat.running_turns()
+
+
+@pytest.mark.asyncio
+@pytest.mark.timeout(60)
+async def test_text_that_came_while_the_window_was_busy_is_one_signal(
+    emulator: EmulatorServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    emulator.state.tokens_per_second = UNPACED
+    monkeypatch.setattr(running, "YIELD_EVERY", 60.0)  # the burst is read in one loop turn
+    async with chat_env(emulator, tmp_path) as env:
+        reply_id, data = await _burst_while_busy(env)
+        names = [name for name, _args in env.recorder.events]
+        texts = [t for m, t in env.recorder.args("turn_text_appended") if m == reply_id]
+        assert data.status == "done"
+        assert "".join(texts) == data.content
+        assert len(texts) <= 3  # the first token(s), then one signal for the whole burst
+        assert len(replies.tokenize(data.content)) > 100  # a burst of many tokens it was
+        last_text = max(i for i, name in enumerate(names) if name == "turn_text_appended")
+        assert names.index("turn_finished") > last_text
 
 
 @pytest.mark.asyncio

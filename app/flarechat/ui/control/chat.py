@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from flarechat.api.models import ModelInfo
 from flarechat.api.retry import RetryPolicy
@@ -24,7 +24,33 @@ from flarechat.ui.control.status_line import StatusLine
 from flarechat.ui.control.view_data import PathView
 from flarechat.ui.control.viewing import MessageViews
 
-__all__ = ["ChatController"]
+__all__ = ["ChatController", "DeltaBuffer"]
+
+
+class DeltaBuffer:
+    """Reply text (and reasoning) that came since the last relay, in order, runs joined.
+
+    A fast stream hands the session hundreds of deltas in one turn of the event loop; relayed
+    one signal each, the window's work (and PySide's per-emit cost) grows with tokens, not with
+    turns. Whatever comes in one turn goes out as one signal per message and kind.
+    """
+
+    def __init__(self) -> None:
+        self._runs: list[tuple[str, bool, list[str]]] = []  # message id, reasoning?, pieces
+
+    def __bool__(self) -> bool:
+        return bool(self._runs)
+
+    def add(self, message_id: str, text: str, *, reasoning: bool) -> None:
+        if self._runs and self._runs[-1][:2] == (message_id, reasoning):
+            self._runs[-1][2].append(text)
+        else:
+            self._runs.append((message_id, reasoning, [text]))
+
+    def take(self) -> list[tuple[str, bool, str]]:
+        """(message id, reasoning?, text) runs in arrival order; the buffer is emptied."""
+        runs, self._runs = self._runs, []
+        return [(message_id, reasoning, "".join(pieces)) for message_id, reasoning, pieces in runs]
 
 
 class ChatController(QObject):
@@ -41,7 +67,9 @@ class ChatController(QObject):
         turn_phase_changed(str, str): message id, ``core.session.Phase`` value (held, sent,
             queued, retry_wait, streaming).
         siblings_changed(str, int, int): message id, 0-based index, sibling count ("< 1/2 >").
-        turn_text_appended(str, str) / turn_reasoning_appended(str, str): message id, text.
+        turn_text_appended(str, str) / turn_reasoning_appended(str, str): message id, text:
+            all that came in one turn of the event loop, relayed once after it (and always
+            before any other signal, so a reply's text comes before its turn_finished).
         turn_finished(str, object): message id, the final MessageData (a failure is a state,
             never written as the model's words).
         turn_failed(str, str, str, dict): message id, ErrorKind value, plain-English message,
@@ -128,6 +156,13 @@ class ChatController(QObject):
             show_line=self.metrics_changed.emit,
         )
         self._views = MessageViews(self.capabilities.known)
+        self._deltas = DeltaBuffer()
+        # Zero interval: fires once this turn of the event loop is over (the burst is read).
+        self._relay_timer = QTimer(self)
+        self._relay_timer.setObjectName("chatDeltaRelayTimer")
+        self._relay_timer.setSingleShot(True)
+        self._relay_timer.setInterval(0)
+        self._relay_timer.timeout.connect(self._relay_deltas)
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -288,17 +323,27 @@ class ChatController(QObject):
     # -- session events become signals -----------------------------------------------------
 
     def _on_event(self, event: ev.SessionEvent) -> None:
+        if isinstance(event, ev.TextAppended | ev.ReasoningAppended):
+            reasoning = isinstance(event, ev.ReasoningAppended)
+            self._deltas.add(event.message_id, event.text, reasoning=reasoning)
+            if not self._relay_timer.isActive():
+                self._relay_timer.start()
+            return
+        self._relay_deltas()  # text first: every other signal keeps its place after it
         session = self._book.session(event.conversation_id)
         if not self._relay_turn(event, session):
             self._relay_conversation(event, session)
 
+    def _relay_deltas(self) -> None:
+        """Emit the text buffered since the last relay: one signal per message and kind."""
+        self._relay_timer.stop()
+        for message_id, reasoning, text in self._deltas.take():
+            signal = self.turn_reasoning_appended if reasoning else self.turn_text_appended
+            signal.emit(message_id, text)
+
     def _relay_turn(self, event: ev.SessionEvent, session: ChatSession | None) -> bool:
-        """A reply's events; False for any other event."""
-        if isinstance(event, ev.TextAppended):
-            self.turn_text_appended.emit(event.message_id, event.text)
-        elif isinstance(event, ev.ReasoningAppended):
-            self.turn_reasoning_appended.emit(event.message_id, event.text)
-        elif isinstance(event, ev.TurnStarted):
+        """A reply's events (not its text: see ``_on_event``); False for any other event."""
+        if isinstance(event, ev.TurnStarted):
             self.turn_started.emit(event.conversation_id, event.message_id)
         elif isinstance(event, ev.PhaseChanged):
             self.turn_phase_changed.emit(event.message_id, str(event.phase))
