@@ -13,20 +13,33 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication, QWidget
 
-from flarechat.emulator import DEMO_ACCOUNT_ID, EmulatorServer
+from flarechat.emulator import DEMO_ACCOUNT_ID
 from flarechat.ui.shared.loop import FlareEventLoop
 from flarechat.ui.shared.theme import apply_theme
 
-__all__ = ["MODEL", "TOKEN", "PaintWaiter", "run_in_app", "session", "settle"]
+__all__ = ["MODEL", "TOKEN", "Emulator", "PaintWaiter", "run_in_app", "session", "settle"]
 
 T = TypeVar("T")
+
+
+class Emulator(Protocol):
+    """Where an emulator listens: an in-process EmulatorServer or the streaming bench's
+    EmulatorProcess."""
+
+    @property
+    def api_base(self) -> str: ...
+
+    @property
+    def gateway_base(self) -> str: ...
+
+
 MODEL = "@cf/meta/llama-3.1-8b-instruct-fast"
 TOKEN = "bench-token-0d5c1e7a9f"
 #: Let deleted widgets go and pending paints land before the next measurement.
@@ -76,7 +89,7 @@ def _resolve(future: asyncio.Future[float]) -> None:
 
 
 @asynccontextmanager
-async def session(profile: Path, emulator: EmulatorServer, **settings: Any) -> AsyncIterator[Any]:
+async def session(profile: Path, emulator: Emulator, **settings: Any) -> AsyncIterator[Any]:
     """A shown main window (``Session`` from flarechat.ui.app) over ``profile``'s store."""
     from flarechat.api.client import WorkersAIClient
     from flarechat.core.store import AsyncChatStore, default_path

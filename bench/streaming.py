@@ -1,8 +1,9 @@
 """Streaming: a 20,000-token reply into the real window vs a bare httpx + httpx-sse reader.
 
-The in-process emulator streams as fast as it can (no pace); its reply composer is swapped,
-in this process only, for one that answers BENCH_PROMPT with REPLY_TOKENS tokens of Markdown
-(text, lists, tables, code), so the emulator's real framing and SSE path are measured.
+The emulator streams as fast as it can (no pace) from a process of its own, as a real server
+would (``emulator_process.py``: in a thread of this process it would take the GIL from the
+window); it answers BENCH_PROMPT with REPLY_TOKENS tokens of Markdown (text, lists, tables,
+code), so the emulator's real framing and SSE path are measured.
 - time from send to the whole reply painted in the window, vs the bare client reading the
   same stream to its end (on a stock asyncio loop in a worker thread);
 - the GUI thread's longest stall and p99 stall (5 ms heartbeat) during that reply;
@@ -19,13 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from common import Heartbeat, Result, median
-from flarechat.emulator import DEMO_ACCOUNT_ID, EmulatorConfig, EmulatorServer, replies
+from emulator_process import EmulatorProcess
+from flarechat.emulator import DEMO_ACCOUNT_ID
 from gui import MODEL, TOKEN, PaintWaiter, run_in_app, session, settle
+from long_reply import BENCH_PROMPT, REPLY_TOKENS
 
 __all__ = ["run"]
 
-REPLY_TOKENS = 20_000
-BENCH_PROMPT = "bench: stream the long reply"
 REPEATS, QUICK_REPEATS = 5, 2
 PARALLEL = 4
 #: "As fast as it can": the emulator's pacing sleep is always already over.
@@ -38,57 +39,13 @@ HANG_S = 60.0
 FALLBACK_TOKENS_PER_SECOND = 2_000.0
 HANG_NOTE = (
     f"paced at {FALLBACK_TOKENS_PER_SECOND:,.0f} tok/s: the unpaced reply never finished "
-    f"within {HANG_S:.0f} s (GUI loop idle with the stream sent: a lost read wakeup)"
+    f"within {HANG_S:.0f} s"
 )
 #: Whitespace-only chunks merge when the text is re-tokenized: a few fewer events than tokens.
 MIN_EVENT_SHARE = 0.95
-SECTION = """## Part {n}
-
-Streaming replies arrive as **server-sent events**, a few tokens each; the window buffers
-them and paints the tail at most every frame. Keep `max_tokens` high for long answers.
-
-- settled blocks render once
-- only the open tail re-renders
-- code is highlighted when its fence closes
-
-| Step | Cost | Note |
-|:--|--:|:--|
-| parse | {n} ms | tail only |
-| paint | {n} ms | one pass |
-
-```python
-async def part_{n}(client, request):
-    async for event in client.stream_chat(request):
-        yield event  # part {n}
-```
-
-"""
 
 
-def long_answer(tokens: int = REPLY_TOKENS) -> str:
-    """Markdown that the emulator's tokenizer splits into exactly ``tokens`` chunks."""
-    parts: list[str] = []
-    count, n = 0, 0
-    while count < tokens:
-        n += 1
-        section = SECTION.format(n=n)
-        parts.append(section)
-        count += len(replies.tokenize(section))
-    return "".join(replies.tokenize("".join(parts))[:tokens])
-
-
-def _install_long_reply(answer: str) -> None:
-    original = replies.compose
-
-    def compose(model: str, question: str, **kwargs: Any) -> replies.Reply:
-        if question.strip() == BENCH_PROMPT:
-            return replies.Reply("", answer)
-        return original(model, question, **kwargs)
-
-    replies.compose = compose
-
-
-def bare_read(emulator: EmulatorServer) -> float:
+def bare_read(emulator: EmulatorProcess) -> float:
     """Seconds for httpx + httpx-sse to read the whole stream, on a stock loop in a thread."""
     import httpx
     from httpx_sse import aconnect_sse
@@ -161,7 +118,7 @@ async def _parallel(shown: Any, heartbeat: Heartbeat) -> float:
     return heartbeat.longest(start, end)
 
 
-async def _unpaced_works(emu: EmulatorServer, profile: Path) -> bool:
+async def _unpaced_works(emu: EmulatorProcess, profile: Path) -> bool:
     """Whether the window gets through one unpaced reply (a hung one poisons its session)."""
     async with session(profile / "probe", emu, default_max_tokens=REPLY_TOKENS + 100) as shown:
         heartbeat = Heartbeat()
@@ -174,14 +131,17 @@ async def _unpaced_works(emu: EmulatorServer, profile: Path) -> bool:
     return True
 
 
+def _emulator(tokens_per_second: float) -> EmulatorProcess:
+    return EmulatorProcess(tokens_per_second=tokens_per_second, slots=PARALLEL * 2)
+
+
 async def _measure(repeats: int, profile: Path) -> list[Result]:
-    with EmulatorServer(config=EmulatorConfig(tokens_per_second=UNPACED_TOKENS_PER_SECOND)) as emu:
-        emu.state.set_slots(MODEL, PARALLEL * 2)
-        bare_read(emu)  # warm-up
-        pace = "unpaced"
+    pace, tokens_per_second = "unpaced", UNPACED_TOKENS_PER_SECOND
+    with _emulator(tokens_per_second) as emu:
+        await asyncio.to_thread(bare_read, emu)  # warm-up
         if not await _unpaced_works(emu, profile):  # reported, then measured at a pace it survives
-            emu.state.tokens_per_second = FALLBACK_TOKENS_PER_SECOND
-            pace = HANG_NOTE
+            pace, tokens_per_second = HANG_NOTE, FALLBACK_TOKENS_PER_SECOND
+    with _emulator(tokens_per_second) as emu:
         async with session(profile / "run", emu, default_max_tokens=REPLY_TOKENS + 100) as shown:
             heartbeat = Heartbeat()
             bare: list[float] = []
@@ -234,7 +194,6 @@ async def _measure(repeats: int, profile: Path) -> list[Result]:
 
 
 def run(quick: bool) -> list[Result]:
-    _install_long_reply(long_answer())
     repeats = QUICK_REPEATS if quick else REPEATS
     with tempfile.TemporaryDirectory() as profile:
         return run_in_app(lambda: _measure(repeats, Path(profile)))
