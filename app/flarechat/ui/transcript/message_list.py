@@ -72,7 +72,8 @@ class MessageList(QWidget):
         self._ids: list[str] = []
         self._items: list[MessageData | None] = []  # None: not read from the source yet
         self._source: Callable[[int], MessageData] = _no_source
-        self._index: dict[str, int] = {}
+        #: Positions by id, made when first looked up (a long history opens without it).
+        self._index: dict[str, int] | None = None
         #: Heights of the widgets made above / below the window by the page filling in.
         self._filled_above = self._filled_below = 0
         self._above_screens = PAGE_SCREENS
@@ -144,6 +145,8 @@ class MessageList(QWidget):
         return [self.item(position) for position in range(len(self._ids))]
 
     def position(self, message_id: str) -> int | None:
+        if self._index is None:
+            self._index = {mid: at for at, mid in enumerate(self._ids)}
         return self._index.get(message_id)
 
     def item(self, position: int) -> MessageData:
@@ -168,7 +171,7 @@ class MessageList(QWidget):
         self._fill_timer.stop()
         for message_id in list(self._views):
             self._drop_view(message_id)
-        self._ids, self._items, self._index = [], [], {}
+        self._ids, self._items, self._index = [], [], None
         self._source = _no_source
         self._first = self._last = 0
         self._fill_first = self._fill_last = 0
@@ -192,7 +195,7 @@ class MessageList(QWidget):
 
     def replace(self, data: MessageData) -> MessageView | None:
         """Store new data for a known message; its live widget (if any) to update."""
-        position = self._index.get(data.id)
+        position = self.position(data.id)
         if position is None:
             return None
         self._items[position] = data
@@ -221,7 +224,8 @@ class MessageList(QWidget):
             self._fill_last += 1  # a page still filling in keeps covering the end
         self._items.append(data)
         self._ids.append(data.id)
-        self._index[data.id] = len(self._items) - 1
+        if self._index is not None:
+            self._index[data.id] = len(self._items) - 1
         if not at_end:
             self._update_jump()
             return
@@ -333,7 +337,7 @@ class MessageList(QWidget):
             view.deleteLater()  # not now: we may be inside one of its own signals
 
     def _reindex(self) -> None:
-        self._index = {message_id: position for position, message_id in enumerate(self._ids)}
+        self._index = None  # made again when next looked up
 
     # -- scrolling -------------------------------------------------------------------------------
 
@@ -341,7 +345,7 @@ class MessageList(QWidget):
         """Show a message anywhere in the history: near the viewport's top, its page filling
         in around it (the live window jumps there when it is far away). Its widget, or None
         for an unknown id."""
-        position = self._index.get(message_id)
+        position = self.position(message_id)
         if position is None:
             return None
         if not self._first <= position < self._last:

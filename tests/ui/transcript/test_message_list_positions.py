@@ -1,0 +1,56 @@
+"""The message list finds messages by id without indexing a whole long history at opening
+(5,000 ids indexed on every switch; issue #12), and keeps finding them as it changes."""
+
+from __future__ import annotations
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from flarechat.ui.control.view_data import MessageData, PathView
+from flarechat.ui.transcript.message_list import MessageList
+from flarechat.ui.transcript.message_view import MessageView
+
+HISTORY = 5000
+
+
+def make(position: int) -> MessageData:
+    role = "user" if position % 2 == 0 else "assistant"
+    return MessageData(id=f"m{position}", role=role, content=f"Message {position}")
+
+
+@pytest.fixture
+def column(qtbot: QtBot) -> MessageList:
+    view = MessageList(lambda data, parent: MessageView(data, parent=parent))
+    qtbot.addWidget(view)
+    view.resize(720, 480)
+    view.show()
+    qtbot.waitExposed(view)
+    return view
+
+
+def test_opening_a_long_history_does_not_index_it(column: MessageList) -> None:
+    path = PathView([f"m{i}" for i in range(HISTORY)], make)
+    column.set_items(path)
+    assert column._index is None
+    assert column.position(f"m{HISTORY - 1}") == HISTORY - 1  # indexed when first asked
+    assert column._index is not None
+
+
+def test_positions_stay_right_through_appends_truncation_and_replacement(
+    qtbot: QtBot, column: MessageList
+) -> None:
+    column.set_items(PathView([f"m{i}" for i in range(40)], make))
+    assert column.position("m39") == 39
+    column.append(make(40))
+    assert column.position("m40") == 40
+    column.truncate(10)
+    assert [column.position(f"m{i}") for i in (9, 10, 40)] == [9, None, None]
+    column.append(make(77))
+    assert column.position("m77") == 10
+    replaced = MessageData(id="m3", role="assistant", content="Changed")
+    column.replace(replaced)
+    assert column.item(3) == replaced
+    assert column.replace(MessageData(id="elsewhere", role="user")) is None
+    qtbot.waitUntil(lambda: not column.is_loading())
+    assert column.scroll_to("m2") is column.view_for("m2")
+    assert column.scroll_to("elsewhere") is None
