@@ -20,6 +20,7 @@ from shell_helpers import TOKEN, ChatEnv, Recorder
 from window_helpers import window
 
 from flarechat.emulator import EmulatorServer
+from flarechat.ui.transcript.warm_up import warm_up_in_background
 from flarechat.ui.window.main_window import MainWindow
 
 __all__ = [
@@ -134,6 +135,9 @@ async def faulty_window(
         # would stall the GUI thread here, so it is collected now and frozen out of later ones.
         gc.collect()
         gc.freeze()
+        # The window loads Markdown and highlighting while the first message is typed
+        # (ComposerWidget); a test types instantly, so it waits for that here.
+        warm_up_in_background().join()
         run = Run(env, main, seen, Heartbeat().start(), profile)
         try:
             yield run

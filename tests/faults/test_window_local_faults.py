@@ -59,12 +59,6 @@ async def test_a_database_locked_by_another_instance_is_written_once_it_is_free(
         assert ("assistant", second.data.content, "done") in rows
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ui/transcript: a 1 MB user message freezes the GUI thread for 7-16 s: "
-    "message_list._make_view/_sync_layout call WrappedLabel.heightForWidth (markdown_view.py:79) "
-    "on the whole 1 MB text, 0.4-1.3 s per call, a dozen times (cProfile: 17 s in heightForWidth)",
-)
 async def test_a_one_megabyte_paste_is_saved_whole_and_the_window_stays_responsive(
     emulator: EmulatorServer, isolated_profile: Path, logged: pytest.LogCaptureFixture
 ) -> None:

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from flarechat.ui.capabilities.attach import AttachmentBox
 from flarechat.ui.shared.icons import icon
 from flarechat.ui.shared.theme import current_palette, fill_rounded, mute, named, scaled_font
+from flarechat.ui.transcript.warm_up import warm_up_in_background
 
 __all__ = ["LONG_TEXT_CHARS", "MAX_LINES", "MIN_LINES", "ComposerWidget", "PastedText"]
 
@@ -251,6 +252,7 @@ class ComposerWidget(QFrame):
         self._model_name = "the model"
         self._clock = clock
         self._queued_since: float | None = None
+        self._warming = False
         self._edit = _ComposerEdit(self)
         self._edit.setAccessibleName("Message")
         self._edit.submit.connect(self._on_submit)
@@ -404,6 +406,7 @@ class ComposerWidget(QFrame):
     def _on_long_paste(self, text: str) -> None:
         self.pasted.add(text)
         self._edit.setFocus()
+        self._get_ready()
 
     def _on_button_clicked(self) -> None:
         if self._busy:
@@ -414,6 +417,14 @@ class ComposerWidget(QFrame):
     def _on_text_changed(self) -> None:
         self._update_button()
         self._fit_height()
+        self._get_ready()
+
+    def _get_ready(self) -> None:
+        """While the first message is written, Markdown and highlighting load in the
+        background: the first reply would otherwise wait 0.5 s for them on the GUI thread."""
+        if not self._warming and self.text():
+            self._warming = True
+            warm_up_in_background()
 
     def _update_button(self) -> None:
         if self._busy:
