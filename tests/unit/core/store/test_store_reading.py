@@ -13,6 +13,7 @@ import pytest
 from flarechat.core.conversation import (
     ROLE_ASSISTANT,
     ROLE_USER,
+    Attachment,
     Conversation,
     ConversationTree,
     Message,
@@ -118,3 +119,25 @@ def test_the_path_is_walked_while_loading(tmp_path: Path, monkeypatch: pytest.Mo
         tree = store.load_tree(conv.id)
     monkeypatch.setattr(tree, "_walk", lambda: pytest.fail("walked again after loading"))
     assert tree.path() == written
+
+
+def test_images_come_back_on_their_messages_in_order_and_no_others(tmp_path: Path) -> None:
+    path = tmp_path / DB_FILENAME
+    trees = []
+    for name in ("shown", "other"):
+        conv = Conversation(id=new_id(), title=name)
+        tree = ConversationTree(conv)
+        first = Message(new_id(), conv.id, None, ROLE_USER, "look", created_at=1)
+        first.attachments = [
+            Attachment("image/png", f"{name}{index}".encode(), 2, 3, f"{index}.png")
+            for index in (2, 0, 1)
+        ]
+        tree.add(first)
+        tree.add(Message(new_id(), conv.id, first.id, ROLE_ASSISTANT, "seen", created_at=2))
+        trees.append(tree)
+    with ChatStore(path) as store:
+        store.insert_trees(trees)
+        loaded = store.load_tree(trees[0].conversation.id)
+    assert list(loaded) == list(trees[0])
+    assert [a.name for a in loaded.path()[0].attachments] == ["2.png", "0.png", "1.png"]
+    assert loaded.path()[1].attachments == []
