@@ -21,8 +21,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("LANG", "C.UTF-8")
 os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
 
-from PySide6.QtCore import QPoint
-from PySide6.QtGui import QPainter, QPixmap
+from PySide6.QtCore import QPoint, QPointF
+from PySide6.QtGui import QEnterEvent, QPainter, QPixmap
 from PySide6.QtWidgets import QApplication, QTabWidget, QWidget
 
 from flarechat.api.client import WorkersAIClient
@@ -121,6 +121,8 @@ async def _shoot(scheme: str, scene: str, server: EmulatorServer) -> None:
     window = session.window
     if scene in ("chat", "settings", "picker", "narrow"):
         await _chat(session)
+    if scene == "chat":
+        _hover_question(session)
     if scene == "empty":
         await _chat(session)
         session.chat.new_conversation()
@@ -156,6 +158,18 @@ async def _shoot(scheme: str, scene: str, server: EmulatorServer) -> None:
     server.state.reset()
     window.close()
     await session.shutdown()
+
+
+def _hover_question(session: Session) -> None:
+    """The pointer over the last question, so its actions (edit, copy) show as on hover; the
+    latest reply shows its own without it."""
+    transcript = session.window.pane.transcript
+    question = next(m for m in reversed(transcript.messages()) if m.role == "user")
+    transcript.scroll_to(question.id)
+    view = transcript.view_for(question.id)
+    assert view is not None
+    point = QPointF(view.width() - 20, 12)
+    QApplication.sendEvent(view, QEnterEvent(point, point, QPointF(view.mapToGlobal(point))))
 
 
 async def _close(session: Session, server: EmulatorServer) -> None:
