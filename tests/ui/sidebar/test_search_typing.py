@@ -136,3 +136,17 @@ def test_a_slow_answer_is_not_asked_for_twice(qtbot: Any) -> None:
     assert asked == ["heron"]  # not queued again behind itself
     sidebar.search_field.setText("herons")
     assert asked == ["heron", "herons"]  # typing is no longer held back
+
+
+def test_hit_rows_follow_the_sidebar_s_width(qtbot: Any) -> None:
+    sidebar, _asked = _sidebar(qtbot)
+    sidebar.resize(420, 400)
+    sidebar.search_field.setText("heron")
+    sidebar.set_search_results([_Hit("c1"), _Hit("c2")])
+    results = sidebar.results
+    qtbot.waitUntil(lambda: results.visualItemRect(results.item(0)).width() > 0)
+    for width in (420, 220):
+        sidebar.resize(width, 400)
+        qtbot.waitUntil(
+            lambda: results.visualItemRect(results.item(1)).width() == results.viewport().width()
+        )

@@ -129,7 +129,7 @@ class SearchHitDelegate(QStyledItemDelegate):
         bold = QFont(option.font)
         bold.setBold(True)
         lines = QFontMetrics(bold).lineSpacing() + SNIPPET_LINES * option.fontMetrics.lineSpacing()
-        return QSize(option.rect.width(), lines + 2 * PAD_Y)
+        return QSize(0, lines + 2 * PAD_Y)  # as wide as the view: it fills its width
 
     def paint(
         self,
