@@ -205,9 +205,10 @@ class ChatController(QObject):
             return None
         return (plan.message_id, plan.attempt, plan.max_attempts, plan.delay, plan.model, plan.kind)
 
-    def path_view(self, conversation_id: str) -> PathView:
-        """The shown path's messages; each MessageData is made when first read."""
-        return self._views.path(self._book.session(conversation_id))
+    def path_view(self, conversation_id: str, *, focus: str | None = None) -> PathView:
+        """The shown path's messages; each MessageData is made when first read. ``focus``:
+        the message it opens at (a search hit: its newest page is never built)."""
+        return self._views.path(self._book.session(conversation_id), focus=focus)
 
     # -- conversations ---------------------------------------------------------------------
 
@@ -225,11 +226,11 @@ class ChatController(QObject):
             return False
         if at is not None and at in session.tree:
             session.choose_branch(at)
-        self._opened(session)
+        self._opened(session, focus=at)
         return True
 
-    def _opened(self, session: ChatSession) -> str:
-        self.conversation_opened.emit(session.id, self.path_view(session.id))
+    def _opened(self, session: ChatSession, *, focus: str | None = None) -> str:
+        self.conversation_opened.emit(session.id, self.path_view(session.id, focus=focus))
         self.model_changed.emit(self.current_model())
         self.busy_changed.emit(session.is_busy)
         return session.id

@@ -76,12 +76,20 @@ class PathView(Sequence[MessageData]):
     """The messages of a conversation's shown path, each MessageData made only when first
     asked for (then kept): opening a long conversation makes data for the pages shown only.
 
-    ``made_count`` counts the MessageData made (tests bound it).
+    ``made_count`` counts the MessageData made (tests bound it). ``focus``: the message to
+    open the conversation at (a search hit), instead of its newest page.
     """
 
-    def __init__(self, ids: Sequence[str], make: Callable[[int], MessageData]) -> None:
+    def __init__(
+        self,
+        ids: Sequence[str],
+        make: Callable[[int], MessageData],
+        *,
+        focus: str | None = None,
+    ) -> None:
         self._ids = list(ids)
         self._make = make
+        self.focus = focus
         self._made: dict[int, MessageData] = {}
         self._positions: dict[str, int] | None = None
         self.made_count = 0

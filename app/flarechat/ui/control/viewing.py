@@ -21,11 +21,15 @@ class MessageViews:
     def __init__(self, model_info: Callable[[str], ModelInfo | None]) -> None:
         self._model_info = model_info
 
-    def path(self, session: ChatSession | None) -> PathView:
-        """The shown path's messages (empty without a session)."""
-        return self.of(session, session.tree.path()) if session is not None else PathView.empty()
+    def path(self, session: ChatSession | None, *, focus: str | None = None) -> PathView:
+        """The shown path's messages (empty without a session), to be opened at ``focus``."""
+        if session is None:
+            return PathView.empty()
+        return self.of(session, session.tree.path(), focus=focus)
 
-    def of(self, session: ChatSession, shown: Sequence[Message]) -> PathView:
+    def of(
+        self, session: ChatSession, shown: Sequence[Message], *, focus: str | None = None
+    ) -> PathView:
         """``shown``'s messages; each MessageData is made when first read (a long
         conversation opens with data for the pages shown only)."""
         messages = list(shown)
@@ -33,6 +37,7 @@ class MessageViews:
         return PathView(
             [m.id for m in messages],
             lambda i: self.one(session, messages[i], is_last=i == last),
+            focus=focus,
         )
 
     def one(

@@ -184,14 +184,17 @@ class MessageList(QWidget):
         a few at a time, earlier pages when the user scrolls up. A PathView's data is read
         only for the messages that get a widget."""
         self.clear()
+        focus = None
         if isinstance(messages, PathView):
             self._ids, self._source = messages.ids(), messages.data_at
             self._items = [None] * len(self._ids)
+            focus = messages.focus
         else:
             self._items = list(messages)
             self._ids = [data.id for data in messages]
         self._reindex()
-        self._show_last_page()
+        if focus is None or self.scroll_to(focus) is None:
+            self._show_last_page()  # else opened at the focus: the newest page is never made
 
     def replace(self, data: MessageData) -> MessageView | None:
         """Store new data for a known message; its live widget (if any) to update."""
