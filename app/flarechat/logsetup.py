@@ -39,7 +39,9 @@ class RedactingFilter(logging.Filter):
                 self._secrets.add(value)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        from flarechat.api import redact  # here, not at the top: api pulls in httpx (start-up)
+        # Here, not at the top: a process that never logs loads no part of the api; the
+        # package's names are lazy, so this loads the redaction module only, not httpx.
+        from flarechat.api import redact
 
         with self._lock:
             secrets = tuple(self._secrets)

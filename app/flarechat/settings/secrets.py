@@ -4,6 +4,8 @@ Every keychain failure becomes ``SecretStoreUnavailable`` with a plain-English m
 no plaintext fallback, and keyring's insecure backends (keyrings.alt files, null/fail) count as
 "no keychain". The store methods block (D-Bus, Keychain, Credential Manager): in the app, call
 them through ``aget``/``aset``/``adelete``, which run them off the event loop with a timeout.
+keyring itself is imported on first use (on that worker thread in the app), not with this
+module: it and its backend discovery cost ~170 ms, which the window's first paint never waits for.
 """
 
 from __future__ import annotations
@@ -12,12 +14,10 @@ import asyncio
 import functools
 import threading
 from collections.abc import Callable, Mapping
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
-import keyring.backend
-import keyring.core
-import keyring.errors
-from keyring.backends import chainer, fail, null
+if TYPE_CHECKING:
+    from keyring.backend import KeyringBackend
 
 __all__ = [
     "API_TOKEN",
@@ -97,12 +97,10 @@ class KeyringSecretStore:
     Setting an empty value deletes the entry; deleting a missing entry is not an error.
     """
 
-    def __init__(
-        self, service: str = SERVICE, *, backend: keyring.backend.KeyringBackend | None = None
-    ) -> None:
+    def __init__(self, service: str = SERVICE, *, backend: KeyringBackend | None = None) -> None:
         self._service = service
         self._forced = backend
-        self._usable: keyring.backend.KeyringBackend | None = None
+        self._usable: KeyringBackend | None = None
         self._lock = threading.Lock()
 
     def get(self, name: str) -> str | None:
@@ -126,6 +124,8 @@ class KeyringSecretStore:
             raise _unavailable(exc, secret=value) from None
 
     def delete(self, name: str) -> None:
+        import keyring.errors  # on first use (module doc)
+
         backend = self._usable_backend()
         try:
             backend.delete_password(self._service, name)
@@ -141,7 +141,7 @@ class KeyringSecretStore:
     def __repr__(self) -> str:
         return f"KeyringSecretStore(service={self._service!r})"
 
-    def _usable_backend(self) -> keyring.backend.KeyringBackend:
+    def _usable_backend(self) -> KeyringBackend:
         """The checked backend; an unusable one is not cached, so a later call retries."""
         with self._lock:
             if self._usable is None:
@@ -161,7 +161,7 @@ def describe_backend() -> str:
         return f"none: {exc.reason}"
 
 
-def _detect_backend() -> keyring.backend.KeyringBackend:
+def _detect_backend() -> KeyringBackend:
     """The backend keyring would pick, minus insecure ones.
 
     Not ``keyring.get_keyring()``: that caches one backend for the whole process, so a backend
@@ -169,6 +169,10 @@ def _detect_backend() -> keyring.backend.KeyringBackend:
     (PYTHON_KEYRING_BACKEND, keyringrc.cfg) are honoured and then checked like any other.
     """
     try:
+        import keyring.backend  # on first use (module doc); may fail too
+        import keyring.core
+        from keyring.backends import chainer
+
         chosen = keyring.core.load_env() or keyring.core.load_config()
         if chosen is not None:
             return chosen
@@ -186,8 +190,10 @@ def _detect_backend() -> keyring.backend.KeyringBackend:
     return max(candidates, key=keyring.backend.by_priority)
 
 
-def _insecure_reason(backend: keyring.backend.KeyringBackend) -> str | None:
+def _insecure_reason(backend: KeyringBackend) -> str | None:
     """Why this backend must not hold a token, or None if it is a real keychain."""
+    from keyring.backends import fail, null  # on first use (module doc)
+
     if isinstance(backend, fail.Keyring):
         return _NOT_FOUND
     if isinstance(backend, null.Keyring):
@@ -221,6 +227,8 @@ def _no_keychain(reason: str) -> SecretStoreUnavailable:
 
 
 def _unavailable(exc: BaseException, *, secret: str = "") -> SecretStoreUnavailable:
+    import keyring.errors  # on first use (module doc)
+
     reason = _short(exc, secret=secret)
     if isinstance(exc, keyring.errors.NoKeyringError):
         return _no_keychain(reason)

@@ -5,6 +5,11 @@ asyncgen hooks) run by ``asyncio.Runner(loop_factory=...)``; Qt must not quit th
 ``_run`` still has awaits, so ``quitOnLastWindowClosed`` is off and the window's close sets an
 ``asyncio.Event`` that ``_run`` awaits before shutting down in order: replies cancelled (their
 partial text saved as "stopped"), jobs cancelled, the HTTP client closed, the store closed.
+
+The first paint waits for the settings file, the database and the window only: the keychain
+is read right after it (``Session.load_tokens``), the HTTP client is built on first use on a
+worker thread (``LazyClient``), and the settings dialog, Markdown and highlighting are imported
+when first needed (tests/ui/window/test_first_paint_imports.py keeps it so).
 """
 
 from __future__ import annotations
@@ -19,11 +24,11 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QSocketNotifier, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
-from flarechat.api.client import WorkersAIClient
 from flarechat.api.retry import RetryPolicy
 from flarechat.core.catalogue import CatalogueCache
 from flarechat.core.store import AsyncChatStore, StoreError, default_path
@@ -32,10 +37,14 @@ from flarechat.settings.store import SettingsStore
 from flarechat.ui.control.chat import ChatController
 from flarechat.ui.control.preferences import DemoBackend, Preferences
 from flarechat.ui.control.workspace import WorkspaceController
+from flarechat.ui.lazy_client import LazyClient
 from flarechat.ui.shared import theme
 from flarechat.ui.shared.icons import APP_ICON, icon
 from flarechat.ui.shared.loop import FlareEventLoop
 from flarechat.ui.window.main_window import MainWindow
+
+if TYPE_CHECKING:
+    from flarechat.api.client import WorkersAIClient
 
 __all__ = ["BENCH_PAINT_ENV", "DemoBackend", "FirstPaint", "GuiOptions", "run_gui"]
 
@@ -44,9 +53,10 @@ log = logging.getLogger(__name__)
 APP_ID = "flarechat"
 APP_DISPLAY_NAME = "Flarechat"
 SIGNAL_BUFFER = 64
-#: Imported one per loop turn after the first paint, so neither the first paint nor the first
-#: request waits for them (together 40-60 ms of GUI-thread stall if left to the first request).
-PRELOADED_MODULES = ("httpcore", "h11", "anyio", "httpx_sse", "pygments.lexers.python")
+#: Imported one per loop turn after the first paint. Empty: the network stack comes with the
+#: HTTP client on a worker thread (LazyClient), Markdown and highlighting with the first message
+#: that needs them; what an idle window does not use is not loaded (idle memory).
+PRELOADED_MODULES: tuple[str, ...] = ()
 #: Benchmark hook (bench/start.py): when set, the first paint of the main window appends
 #: ``time.monotonic()`` to this file. Nothing happens when it is unset.
 BENCH_PAINT_ENV = "FLARECHAT_BENCH_PAINT_FILE"
@@ -132,12 +142,16 @@ class Session:
         self,
         *,
         prefs: Preferences,
-        client: WorkersAIClient,
+        client: LazyClient | WorkersAIClient,
         store: AsyncChatStore,
         options: GuiOptions,
     ) -> None:
         self.prefs, self.client, self.store = prefs, client, store
         self.closed = asyncio.Event()
+        #: set once the tokens are known (at once when ``prefs`` were loaded whole)
+        self.tokens_loaded = asyncio.Event()
+        self._problems: list[str] = []
+        self._token_task: asyncio.Task[None] | None = None
         self.chat = ChatController(
             client=client,
             store=store,
@@ -154,20 +168,43 @@ class Session:
         )
         self.window = MainWindow(chat=self.chat, workspace=self.workspace)
         self.window.lab_hooks.lab.set_usage_source(store)  # today's usage and cost
-        FirstPaint(self.window, _after_first_paint)
+        FirstPaint(self.window, self._after_first_paint)
         self.window.closed.connect(self.closed.set)
         self.window.ui_state_changed.connect(self.workspace.save_ui_state)
 
     def show(self, problems: list[str]) -> None:
+        self._problems = list(problems)
         self.window.restore(self.prefs.settings)  # window state, look, demo mode
         self.window.show()
         self.chat.new_conversation()
         self.workspace.start()
         if problems:
             self.window.show_startup_problems(STARTUP_NOTICE_TITLE, "\n".join(problems))
+        if not self.prefs.tokens_pending:
+            self.tokens_loaded.set()
+
+    def _after_first_paint(self) -> None:
+        _after_first_paint()
+        if self.prefs.tokens_pending and self._token_task is None:
+            self._token_task = asyncio.ensure_future(self.load_tokens())
+
+    async def load_tokens(self) -> None:
+        """The keychain, read after the first paint; then the account is used (demo mode is
+        left if it now is ready) and any keychain problem joins the start-up banner."""
+        try:
+            problems = await self.prefs.load_tokens()
+            self.workspace.tokens_loaded()
+            if problems:
+                self._problems += problems
+                text = "\n".join(self._problems)
+                self.window.show_startup_problems(STARTUP_NOTICE_TITLE, text)
+        finally:
+            self.tokens_loaded.set()
 
     async def shutdown(self) -> None:
         """Replies (saved as stopped), jobs, the state file, the HTTP client, the store."""
+        if self._token_task is not None:
+            self._token_task.cancel()
         self.prefs.settings.ui_state = self.window.ui_state()
         await self.chat.shutdown()
         await self.workspace.shutdown()
@@ -234,18 +271,18 @@ async def _open_store() -> AsyncChatStore | None:
 
 async def _run(options: GuiOptions) -> int:
     prefs = Preferences(store=SettingsStore(), secrets=KeyringSecretStore())
-    problems = await prefs.load()
+    problems = await prefs.load_settings()  # the tokens come after the first paint
     store = await _open_store()
     if store is None:
         return 1
     problems += store.report.problems
-    client = WorkersAIClient()
-    session = Session(prefs=prefs, client=client, store=store, options=options)
+    session = Session(prefs=prefs, client=LazyClient(), store=store, options=options)
     bridge = SignalBridge(session.window.close)
     session.show(problems)
     if options.demo_at_start:
         await session.workspace.use_demo()
     if options.autosend:
+        await session.tokens_loaded.wait()
         session.chat.send(options.autosend)
     try:
         await session.closed.wait()

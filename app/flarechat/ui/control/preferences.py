@@ -64,6 +64,11 @@ class Preferences:
 
     ``secrets`` is the keychain. When it is unavailable, ``keychain_problem`` says why and the
     settings dialog keeps tokens in ``session`` (memory, this session only; never plaintext).
+
+    The app loads in two steps, ``load_settings`` before the window's first paint and
+    ``load_tokens`` (the keychain, ~170 ms of imports and D-Bus) right after it; in between,
+    ``tokens_pending`` is true and ``configured`` assumes a saved account has its token, so a
+    returning user's first paint is the chat, not the welcome panel.
     """
 
     def __init__(
@@ -84,21 +89,34 @@ class Preferences:
         #: where tokens go when there is no keychain: memory, for this session only
         self.session = MemorySecretStore()
         self.demo: DemoBackend | None = None
+        #: settings are loaded, the keychain not yet (see the class doc)
+        self.tokens_pending = False
         self._save_lock = asyncio.Lock()  # saves land in the order they were asked for
 
     async def load(self) -> list[str]:
         """Read settings (thread) and tokens (keychain, with timeout); returns problems to show."""
+        problems = await self.load_settings()
+        return problems + await self.load_tokens()
+
+    async def load_settings(self) -> list[str]:
+        """Read the settings file (thread); tokens are pending until ``load_tokens``."""
         self.settings = await asyncio.to_thread(self.store.load)
-        problems = list(self.store.problems)
+        self.tokens_pending = True
+        return list(self.store.problems)
+
+    async def load_tokens(self) -> list[str]:
+        """Read the tokens (keychain, off the loop, with timeout); returns problems to show."""
         try:
             self.api_token = await secret_api.aget(self.secrets, API_TOKEN)
             self.gateway_token = await secret_api.aget(self.secrets, GATEWAY_TOKEN)
         except SecretStoreUnavailable as exc:
             self._use_session_store(exc)
+        finally:
+            self.tokens_pending = False
         # With the token in the environment nothing needs the keychain: no warning about it.
         if self.keychain_problem is not None and not self.env.get(ENV_API_TOKEN):
-            problems.append(self.keychain_problem)
-        return problems
+            return [self.keychain_problem]
+        return []
 
     def _use_session_store(self, exc: SecretStoreUnavailable) -> None:
         log.info("keychain unavailable, tokens are session-only: %s", exc.reason)
@@ -143,8 +161,12 @@ class Preferences:
 
     @property
     def configured(self) -> bool:
-        """Whether requests can be sent (an account is set up, or demo mode is on)."""
-        return self.demo is not None or self.resolved().is_complete
+        """Whether requests can be sent (an account is set up, or demo mode is on); while the
+        tokens are pending, whether an account is saved (its token is most likely stored)."""
+        if self.demo is not None:
+            return True
+        resolved = self.resolved()
+        return resolved.is_complete or (self.tokens_pending and bool(resolved.account_id))
 
     def problems(self) -> list[str]:
         return [] if self.demo is not None else list(self.resolved().problems)

@@ -112,10 +112,16 @@ class WorkspaceController(QObject):
     # -- the conversation list -------------------------------------------------------------
 
     def start(self) -> None:
-        """First load: the list, today's neurons, the cached catalogue, then the live one."""
+        """First load: the list, today's neurons, the cached catalogue, then the live one (when
+        the tokens are still being read, ``tokens_loaded`` fetches the catalogue instead)."""
         self.refresh_conversations()
         self.chat.status.refresh_neurons()
-        self.refresh_models()
+        if not self.prefs.tokens_pending:
+            self.refresh_models()
+
+    def tokens_loaded(self) -> None:
+        """The keychain was read after the first paint: use the account it completes."""
+        self._connection_changed()
 
     def refresh_conversations(self, *_: object) -> None:
         self._spawn(self._list(), "list")

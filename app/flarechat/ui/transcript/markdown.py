@@ -10,21 +10,17 @@ import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
-
-# Pygments ships no type hints (types-Pygments is not a dependency).
-from pygments import highlight as pygments_highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import get_lexer_by_name
-from pygments.lexers.special import TextLexer
-from pygments.util import ClassNotFound
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
 
 from flarechat.ui.shared.theme import Palette, current_palette, monospace_family
+
+# markdown-it and pygments are imported on first use, not at start-up (first paint, issue #12).
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 __all__ = [
     "HIGHLIGHT_MAX_CHARS",
@@ -237,6 +233,8 @@ def _code_block(token: Token, lines: Sequence[str]) -> CodeBlock:
 
 @functools.cache
 def _parser(palette: Palette, mono: str) -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
     md = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
     md.options["flarechat_palette"] = palette
     md.options["flarechat_mono"] = mono
@@ -339,12 +337,19 @@ def highlight(
 
 @functools.lru_cache(maxsize=RENDER_CACHE_SIZE)
 def _highlight_cached(code: str, language: str, *, style: str, block_style: str) -> str:
+    # Pygments ships no type hints (types-Pygments is not a dependency).
+    from pygments import highlight as pygments_highlight
+
     body = pygments_highlight(code, _lexer(language.lower()), _formatter(style))
     return _pre(body.rstrip("\n"), block_style=block_style)
 
 
 @functools.cache
 def _lexer(language: str) -> Any:
+    from pygments.lexers import get_lexer_by_name
+    from pygments.lexers.special import TextLexer
+    from pygments.util import ClassNotFound
+
     try:
         return get_lexer_by_name(language) if language else TextLexer()
     except ClassNotFound:
@@ -353,6 +358,8 @@ def _lexer(language: str) -> Any:
 
 @functools.cache
 def _formatter(style: str) -> Any:
+    from pygments.formatters import HtmlFormatter
+
     return HtmlFormatter(noclasses=True, nowrap=True, style=style)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence, QResizeEvent
@@ -31,12 +32,14 @@ from flarechat.ui.control.workspace import WorkspaceController
 from flarechat.ui.lab import compare_view
 from flarechat.ui.lab.window_hooks import LabHooks
 from flarechat.ui.models.picker import ModelPicker
-from flarechat.ui.settings.dialog import SettingsDialog
 from flarechat.ui.shared import text_commands, theme
 from flarechat.ui.shared.accessible import name_internal_buttons
 from flarechat.ui.shared.icons import APP_ICON, icon
 from flarechat.ui.sidebar.sidebar import Sidebar
 from flarechat.ui.window import reply_commands, window_dialogs
+
+if TYPE_CHECKING:  # imported when first opened (window_dialogs)
+    from flarechat.ui.settings.dialog import SettingsDialog
 
 __all__ = ["MainWindow"]
 

@@ -4,6 +4,7 @@ settings, conversation options, export/import file choosers, About."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
@@ -13,8 +14,10 @@ from flarechat.core.export import file_stem
 from flarechat.ui.control.chat import ChatController
 from flarechat.ui.control.preferences import Preferences
 from flarechat.ui.control.workspace import FORMATS, WorkspaceController
-from flarechat.ui.settings.conversation_dialog import ConversationDialog
-from flarechat.ui.settings.dialog import SettingsDialog
+
+if TYPE_CHECKING:  # the dialogs are imported when first opened (~190 ms, not at start-up)
+    from flarechat.ui.settings.conversation_dialog import ConversationDialog
+    from flarechat.ui.settings.dialog import SettingsDialog
 
 __all__ = [
     "ask_export",
@@ -36,6 +39,8 @@ ABOUT_NO_KEYCHAIN = (
 
 
 def open_settings(parent: QWidget, workspace: WorkspaceController) -> SettingsDialog:
+    from flarechat.ui.settings.dialog import SettingsDialog
+
     prefs = workspace.prefs
     dialog = SettingsDialog(
         prefs.settings,
@@ -56,6 +61,8 @@ def open_settings(parent: QWidget, workspace: WorkspaceController) -> SettingsDi
 def open_conversation_options(
     parent: QWidget, chat: ChatController, *, prefs: Preferences
 ) -> ConversationDialog | None:
+    from flarechat.ui.settings.conversation_dialog import ConversationDialog
+
     tree = chat.current_tree()
     if tree is None:
         return None

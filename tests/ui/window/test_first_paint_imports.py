@@ -1,0 +1,106 @@
+"""Start-up: the window's first paint does not wait for the network stack, the keychain,
+Markdown, highlighting or the settings dialog; each comes when it is used (issue #12).
+
+Each test starts ``flarechat`` as ``python -m flarechat`` does (``flarechat.main.main``) in a
+fresh interpreter, offscreen, on its own profile; an application-wide event filter records
+``sys.modules`` at the main window's first paint, then closes the window (the app's ordered
+shutdown runs and the process must exit 0).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+#: Loaded only once used: the HTTP client's stack, the keychain, Markdown, highlighting and the
+#: settings dialogs.
+NOT_AT_FIRST_PAINT = (
+    "httpx",
+    "httpcore",
+    "httpx_sse",
+    "truststore",
+    "flarechat.api.client",
+    "keyring",
+    "markdown_it",
+    "pygments",
+    "flarechat.ui.settings.dialog",
+    "flarechat.ui.settings.conversation_dialog",
+)
+START_TIMEOUT_S = 120
+#: Any keychain: a backend that answers at once without D-Bus ("no keychain").
+KEYRING_BACKEND = "keyring.backends.fail.Keyring"
+
+PROBE = """
+import json, sys
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication, QMainWindow
+
+class AtFirstPaint(QObject):
+    done = False
+
+    def eventFilter(self, watched, event):
+        if not self.done and event.type() == QEvent.Type.Paint and isinstance(watched, QMainWindow):
+            self.done = True
+            with open(sys.argv[1], "w", encoding="utf-8") as out:
+                json.dump(sorted(sys.modules), out)
+            QTimer.singleShot(0, watched.close)
+        return False
+
+app = QApplication(sys.argv[:1])
+probe = AtFirstPaint()
+app.installEventFilter(probe)
+from flarechat.main import main
+sys.exit(main([]))
+"""
+
+
+def _modules_at_first_paint(tmp_path: Path, *, env: dict[str, str]) -> set[str]:
+    out = tmp_path / "modules.json"
+    home = tmp_path / "home"
+    home.mkdir()
+    full_env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": "offscreen",
+        "FLARECHAT_HOME": str(home),
+        "PYTHON_KEYRING_BACKEND": KEYRING_BACKEND,
+        **env,
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(out)],
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=START_TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return set(json.loads(out.read_text(encoding="utf-8")))
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        pytest.param({}, id="fresh-profile"),
+        # A complete account from the environment: the catalogue fetch must still wait.
+        pytest.param(
+            {
+                "CLOUDFLARE_ACCOUNT_ID": "0123456789abcdef0123456789abcdef",
+                "CLOUDFLARE_API_TOKEN": "first-paint-test-token-not-real",
+                "FLARECHAT_API_BASE": "http://127.0.0.1:9/client/v4",
+            },
+            id="account-in-environment",
+        ),
+    ],
+)
+def test_first_paint_loads_no_network_keychain_markdown_or_dialog(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    loaded = _modules_at_first_paint(tmp_path, env=env)
+    assert "flarechat.ui.window.main_window" in loaded  # the probe saw the real window
+    early = [name for name in NOT_AT_FIRST_PAINT if name in loaded]
+    assert early == []
