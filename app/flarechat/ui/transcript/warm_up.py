@@ -1,9 +1,11 @@
 """Markdown and code highlighting made ready on a background thread: importing markdown-it and
 building a lexer's regexes cost the first reply 0.5-0.8 s of the GUI thread (the imports
-themselves wait until they are needed, issue #12)."""
+themselves wait until they are needed, issue #12). Then what the app holds for good is frozen
+out of the garbage collector's full passes."""
 
 from __future__ import annotations
 
+import gc
 import threading
 
 __all__ = ["WARM_LANGUAGES", "warm_up", "warm_up_in_background"]
@@ -26,6 +28,10 @@ def warm_up() -> None:
     HtmlFormatter(noclasses=True, nowrap=True)
     for language in WARM_LANGUAGES:
         get_lexer_by_name(language)  # compiles the class's token regexes, kept for every instance
+    # Start-up's objects, the modules and these tables live as long as the app: a full
+    # collection walking them all paused a streaming reply for ~80 ms. (No gc.collect() first:
+    # on this thread it would hold the GIL, and the window, for as long.)
+    gc.freeze()
 
 
 def warm_up_in_background() -> threading.Thread:
