@@ -234,12 +234,13 @@ def message_from_row(row: Sequence[Any]) -> Message:
         created_at=created_at,
         model=model,
         finish_reason=finish_reason,
-        request=_load_json(request),
-        usage=_load_json(usage),
-        meta=_load_json(meta),
-        timings=_load_json(timings),
-        error=_load_json(error),
-        tool_calls=_load_calls(tool_calls),
+        # Most records are NULL (a user message has none): skip the call for those.
+        request=None if request is None else _load_json(request),
+        usage=None if usage is None else _load_json(usage),
+        meta=None if meta is None else _load_json(meta),
+        timings=None if timings is None else _load_json(timings),
+        error=None if error is None else _load_json(error),
+        tool_calls=[] if tool_calls is None else _load_calls(tool_calls),
         tool_call_id=tool_call_id,
     )
 
