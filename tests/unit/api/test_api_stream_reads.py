@@ -13,6 +13,7 @@ from api_helpers import Recorder, chat, collect, mock_conn, sse, text_of
 from conftest import ClientFactory
 from flarechat.api._decode import merge_deltas
 from flarechat.api.events import (
+    ChatEvent,
     Finished,
     ReasoningDelta,
     ResponseMeta,
@@ -43,7 +44,7 @@ def _tokens(count: int) -> list[dict[str, Any]]:
 def test_merge_joins_runs_of_one_kind_and_keeps_everything_else_in_place() -> None:
     meta, usage, done = ResponseMeta(status_code=200), UsageReport(1, 2, 3), Finished("stop")
     tool = ToolCallDelta(index=0, id="c1", name="f", arguments="{}")
-    events = [
+    events: list[ChatEvent] = [
         meta,
         ReasoningDelta("Hm"),
         ReasoningDelta("m."),
