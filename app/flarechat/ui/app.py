@@ -62,6 +62,9 @@ PRELOADED_MODULES: tuple[str, ...] = ()
 BENCH_PAINT_ENV = "FLARECHAT_BENCH_PAINT_FILE"
 #: The title of the banner listing what start-up repaired or could not do (keychain, files).
 STARTUP_NOTICE_TITLE = "Flarechat found something to check at start-up"
+#: The keychain is read after the first paint, or this long after show at the latest (a window
+#: shown minimized or off-screen may not paint).
+TOKENS_AT_THE_LATEST_MS = 1_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +155,7 @@ class Session:
         self.tokens_loaded = asyncio.Event()
         self._problems: list[str] = []
         self._token_task: asyncio.Task[None] | None = None
+        self._shutting_down = False
         self.chat = ChatController(
             client=client,
             store=store,
@@ -182,10 +186,15 @@ class Session:
             self.window.show_startup_problems(STARTUP_NOTICE_TITLE, "\n".join(problems))
         if not self.prefs.tokens_pending:
             self.tokens_loaded.set()
+        else:
+            QTimer.singleShot(TOKENS_AT_THE_LATEST_MS, self.window, self._start_token_load)
 
     def _after_first_paint(self) -> None:
         _after_first_paint()
-        if self.prefs.tokens_pending and self._token_task is None:
+        self._start_token_load()
+
+    def _start_token_load(self) -> None:
+        if self.prefs.tokens_pending and self._token_task is None and not self._shutting_down:
             self._token_task = asyncio.ensure_future(self.load_tokens())
 
     async def load_tokens(self) -> None:
@@ -203,6 +212,7 @@ class Session:
 
     async def shutdown(self) -> None:
         """Replies (saved as stopped), jobs, the state file, the HTTP client, the store."""
+        self._shutting_down = True
         if self._token_task is not None:
             self._token_task.cancel()
         self.prefs.settings.ui_state = self.window.ui_state()

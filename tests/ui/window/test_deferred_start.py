@@ -26,7 +26,7 @@ from flarechat.settings.secrets import (
     SecretStoreUnavailable,
 )
 from flarechat.settings.store import SettingsStore
-from flarechat.ui.app import STARTUP_NOTICE_TITLE, GuiOptions, Session
+from flarechat.ui.app import STARTUP_NOTICE_TITLE, FirstPaint, GuiOptions, Session
 from flarechat.ui.control.preferences import Preferences
 from flarechat.ui.lazy_client import LazyClient
 
@@ -61,13 +61,16 @@ async def _prefs(tmp_path: Path, secrets: SecretStore, settings: Settings | None
 
 @asynccontextmanager
 async def _session(
-    tmp_path: Path, prefs: Preferences, problems: list[str]
+    tmp_path: Path, prefs: Preferences, problems: list[str], *, paints: bool = True
 ) -> AsyncIterator[Session]:
     app = QApplication.instance()
     assert isinstance(app, QApplication)
     app.setQuitOnLastWindowClosed(False)
     store = await AsyncChatStore.open(tmp_path / "chat.sqlite3")
     session = Session(prefs=prefs, client=LazyClient(), store=store, options=GuiOptions())
+    if not paints:  # as a window shown minimized or off-screen: no first paint comes
+        for probe in session.window.findChildren(FirstPaint):
+            session.window.removeEventFilter(probe)
     try:
         session.show(problems)
         yield session
@@ -140,3 +143,15 @@ async def test_a_keychain_problem_joins_the_start_up_banner_after_the_first_pain
         assert SETTINGS_PROBLEM in notice.text
         assert KEYCHAIN_PROBLEM in notice.text
         assert prefs.keychain_problem == KEYCHAIN_PROBLEM
+
+
+@pytest.mark.asyncio
+async def test_the_keychain_is_read_even_when_the_window_never_paints(
+    tmp_path: Path, emulator: EmulatorServer
+) -> None:
+    secrets = MemorySecretStore({API_TOKEN: TOKEN})
+    prefs = await _prefs(tmp_path, secrets, make_settings(emulator))
+    async with _session(tmp_path, prefs, [], paints=False) as session:
+        await asyncio.wait_for(session.tokens_loaded.wait(), WAIT_S)
+        assert prefs.api_token == TOKEN
+        assert prefs.account_ready
