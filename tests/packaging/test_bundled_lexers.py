@@ -22,7 +22,8 @@ import pygments.lexers
 import pytest
 from pygments.lexers._mapping import LEXERS
 
-PACKAGING = Path(__file__).resolve().parents[2] / "packaging"
+from support.packaging import PACKAGING, load_script
+
 LEXER_PACKAGE = "pygments.lexers."
 #: A row of pygments' LEXERS table: module, name, aliases, file patterns, MIME types.
 LexerEntry = tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]
@@ -30,17 +31,7 @@ LexerEntry = tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 MIN_LANGUAGES = 40
 
 
-def _load(name: str, path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-rules = _load("bundle_rules", PACKAGING / "bundle_rules.py")
+rules = load_script("bundle_rules", PACKAGING / "bundle_rules.py")
 
 
 def _imports_of(module: str) -> set[str]:

@@ -8,17 +8,16 @@ trimmed library preloaded in place of the wheel's.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-PACKAGING = Path(__file__).resolve().parents[2] / "packaging"
+from support.packaging import PACKAGING, load_script
+
 PROBE = Path(__file__).resolve().parent / "probes" / "icu_calls.py"
 #: The trimmed data is about half the wheel's (30.5 MiB -> 15.7 MiB for ICU 73).
 MAX_TRIMMED_SHARE = 0.6
@@ -28,17 +27,7 @@ if not sys.platform.startswith("linux"):
     pytest.skip("PySide6 links its own ICU only on Linux", allow_module_level=True)
 
 
-def _load(name: str, path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-icu = _load("icu_data", PACKAGING / "icu_data.py")
+icu = load_script("icu_data", PACKAGING / "icu_data.py")
 
 
 @pytest.fixture(scope="module")

@@ -19,15 +19,13 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 import flarechat
+from support.packaging import PACKAGING, ROOT, load_script
 
-ROOT = Path(__file__).resolve().parents[2]
-PACKAGING = ROOT / "packaging"
 SPEC = PACKAGING / "flarechat.spec"
 DESKTOP_FILE = ROOT / "resources" / "flarechat.desktop"
 NSIS_SCRIPT = PACKAGING / "windows" / "flarechat.nsi"
@@ -36,21 +34,11 @@ PNG_RGBA = 6  # IHDR colour type: truecolour with alpha
 ICO_TYPE = 1
 
 
-def _load(name: str, path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-rules = _load("bundle_rules", PACKAGING / "bundle_rules.py")
-icons = _load("render_icons", PACKAGING / "render_icons.py")
-host_libs = _load("host_libs", PACKAGING / "linux" / "host_libs.py")
-sizes = _load("bundle_size", PACKAGING / "bundle_size.py")
-icu = _load("icu_data", PACKAGING / "icu_data.py")
+rules = load_script("bundle_rules", PACKAGING / "bundle_rules.py")
+icons = load_script("render_icons", PACKAGING / "render_icons.py")
+host_libs = load_script("host_libs", PACKAGING / "linux" / "host_libs.py")
+sizes = load_script("bundle_size", PACKAGING / "bundle_size.py")
+icu = load_script("icu_data", PACKAGING / "icu_data.py")
 PROBES = Path(__file__).resolve().parent / "probes"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from session_helpers import (
     MODEL,
     OTHER_MODEL,
+    Harness,
     Settings,
     emulator_conn,
     session_env,
@@ -54,6 +56,22 @@ def _rejected(emulator: EmulatorServer) -> list[bool]:
             options = request.json.get("options") or {}
             flags.append(bool(options.get("rejectIfBusy")))
     return flags
+
+
+@asynccontextmanager
+async def _held_by_capacity(
+    emulator: EmulatorServer, tmp_path: Path
+) -> AsyncIterator[tuple[Harness, str]]:
+    """A session whose first reply ("Hello") waits to retry: its model is at capacity."""
+    settings = Settings(emulator_conn(emulator), busy=True)
+    async with session_env(
+        emulator, tmp_path, settings=settings, policy_factory=slow_policy()
+    ) as env:
+        emulator.state.hold_slots(MODEL, 600)
+        reply_id = env.session.send("Hello")
+        assert reply_id is not None
+        await env.events.wait(RetryPlanned)
+        yield env, reply_id
 
 
 @pytest.mark.asyncio
@@ -171,14 +189,7 @@ async def test_capacity_retries_are_reported_then_succeed(
 async def test_wait_in_queue_resends_once_without_reject_if_busy(
     emulator: EmulatorServer, tmp_path: Path
 ) -> None:
-    settings = Settings(emulator_conn(emulator), busy=True)
-    async with session_env(
-        emulator, tmp_path, settings=settings, policy_factory=slow_policy()
-    ) as env:
-        emulator.state.hold_slots(MODEL, 600)
-        reply_id = env.session.send("Hello")
-        assert reply_id is not None
-        await env.events.wait(RetryPlanned)
+    async with _held_by_capacity(emulator, tmp_path) as (env, reply_id):
         assert env.session.pending_retry() is not None
         env.session.wait_in_queue()
         await env.events.wait(PhaseChanged, lambda e: e.phase is Phase.QUEUED)
@@ -194,14 +205,7 @@ async def test_wait_in_queue_resends_once_without_reject_if_busy(
 async def test_switch_model_resends_a_reply_held_up_by_capacity(
     emulator: EmulatorServer, tmp_path: Path
 ) -> None:
-    settings = Settings(emulator_conn(emulator), busy=True)
-    async with session_env(
-        emulator, tmp_path, settings=settings, policy_factory=slow_policy()
-    ) as env:
-        emulator.state.hold_slots(MODEL, 600)
-        reply_id = env.session.send("Hello")
-        assert reply_id is not None
-        await env.events.wait(RetryPlanned)
+    async with _held_by_capacity(emulator, tmp_path) as (env, reply_id):
         env.session.set_model(OTHER_MODEL)
         done = await env.events.finished(reply_id, "done")
         assert done.message.model == OTHER_MODEL
@@ -214,14 +218,7 @@ async def test_switch_model_resends_a_reply_held_up_by_capacity(
 async def test_cancel_retry_marks_the_reply_failed_without_a_banner(
     emulator: EmulatorServer, tmp_path: Path
 ) -> None:
-    settings = Settings(emulator_conn(emulator), busy=True)
-    async with session_env(
-        emulator, tmp_path, settings=settings, policy_factory=slow_policy()
-    ) as env:
-        emulator.state.hold_slots(MODEL, 600)
-        reply_id = env.session.send("Hello")
-        assert reply_id is not None
-        await env.events.wait(RetryPlanned)
+    async with _held_by_capacity(emulator, tmp_path) as (env, reply_id):
         env.session.cancel_retry()
         done = await env.events.finished(reply_id)
         assert done.message.status == "failed"
