@@ -30,21 +30,26 @@ from PySide6.QtCore import QEvent, QObject, QSocketNotifier, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from flarechat.api.retry import RetryPolicy
-from flarechat.core.catalogue import CatalogueCache
 from flarechat.core.store import AsyncChatStore, StoreError, default_path
 from flarechat.settings.secrets import KeyringSecretStore
 from flarechat.settings.store import SettingsStore
-from flarechat.ui.control.chat import ChatController
 from flarechat.ui.control.preferences import DemoBackend, Preferences
-from flarechat.ui.control.workspace import WorkspaceController
 from flarechat.ui.lazy_client import LazyClient
 from flarechat.ui.shared import theme
 from flarechat.ui.shared.icons import APP_ICON, icon
 from flarechat.ui.shared.loop import FlareEventLoop
-from flarechat.ui.window.main_window import MainWindow
 
 if TYPE_CHECKING:
     from flarechat.api.client import WorkersAIClient
+
+#: The window and its controllers: imported by ``_run`` while the database opens on its worker
+#: thread (checking a large database takes a few hundred ms that the imports can overlap).
+WINDOW_MODULES = (
+    "flarechat.core.catalogue",
+    "flarechat.ui.control.chat",
+    "flarechat.ui.control.workspace",
+    "flarechat.ui.window.main_window",
+)
 
 __all__ = ["BENCH_PAINT_ENV", "DemoBackend", "FirstPaint", "GuiOptions", "run_gui"]
 
@@ -149,6 +154,11 @@ class Session:
         store: AsyncChatStore,
         options: GuiOptions,
     ) -> None:
+        from flarechat.core.catalogue import CatalogueCache
+        from flarechat.ui.control.chat import ChatController
+        from flarechat.ui.control.workspace import WorkspaceController
+        from flarechat.ui.window.main_window import MainWindow
+
         self.prefs, self.client, self.store = prefs, client, store
         self.closed = asyncio.Event()
         #: set once the tokens are known (at once when ``prefs`` were loaded whole)
@@ -280,9 +290,13 @@ async def _open_store() -> AsyncChatStore | None:
 
 
 async def _run(options: GuiOptions) -> int:
+    opening = asyncio.ensure_future(_open_store())
+    await asyncio.sleep(0)  # the database's worker thread starts before the imports below
     prefs = Preferences(store=SettingsStore(), secrets=KeyringSecretStore())
     problems = await prefs.load_settings()  # the tokens come after the first paint
-    store = await _open_store()
+    for name in WINDOW_MODULES:
+        importlib.import_module(name)
+    store = await opening
     if store is None:
         return 1
     problems += store.report.problems
