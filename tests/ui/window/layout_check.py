@@ -3,6 +3,7 @@ each other. Pure inspection of a shown widget tree (offscreen is fine)."""
 
 from __future__ import annotations
 
+from PySide6.QtGui import Qt  # QtGui's Qt also has mightBeRichText
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractItemView,
@@ -56,6 +57,8 @@ def clipped(widget: QWidget) -> str | None:
             if needed > size.height() + SLACK_PX:
                 return f"{_name(widget)} is {size.height()} px high, its text needs {needed}"
             return None
+        if (shown := _plain_text_clipped(widget)) is not None:
+            return shown
         hint = widget.minimumSizeHint()
     elif isinstance(widget, QAbstractButton):
         hint = widget.sizeHint()
@@ -65,6 +68,18 @@ def clipped(widget: QWidget) -> str | None:
     if hint.width() > size.width() + SLACK_PX or hint.height() > size.height() + SLACK_PX:
         got, needs = f"{size.width()}x{size.height()}", f"{hint.width()}x{hint.height()}"
         return f"{_name(widget)} is {got}, needs {needs}"
+    return None
+
+
+def _plain_text_clipped(label: QLabel) -> str | None:
+    """A one-line plain-text label whose shown text is wider than its room, whatever its size
+    hints claim (a label that shrinks its hints must also shrink its text)."""
+    if label.textFormat() == Qt.TextFormat.RichText or Qt.mightBeRichText(label.text()):
+        return None
+    width = max(label.fontMetrics().horizontalAdvance(line) for line in label.text().split("\n"))
+    room = label.contentsRect().width() - 2 * label.margin() - label.indent() * (label.indent() > 0)
+    if width > room + SLACK_PX:
+        return f"{_name(label)} shows text {width} px wide in {room} px"
     return None
 
 

@@ -6,13 +6,14 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
+    QSizePolicy,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -139,6 +140,7 @@ class EmptyChatPanel(QWidget):
         inner = QWidget(self)
         inner.setLayout(column)
         inner.setMaximumWidth(EMPTY_MAX_WIDTH_PX)
+        self._column = column
         row = QHBoxLayout()
         row.addStretch(1)
         row.addWidget(inner, 4)
@@ -147,6 +149,26 @@ class EmptyChatPanel(QWidget):
         outer.addStretch(1)
         outer.addLayout(row)
         outer.addStretch(2)
+        self._outer = outer
+        # The pane's minimum is the transcript's, not this page's: examples that do not fit
+        # a short window are left out (resizeEvent), never squeezed.
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Ignored)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_examples(event.size().height())
+
+    def _fit_examples(self, height: int) -> None:
+        """Show as many examples as fit ``height``, the last ones left out first."""
+        margins = self._outer.contentsMargins()
+        room = height - margins.top() - margins.bottom()
+        for button in self.examples:
+            button.setVisible(True)
+        for button in reversed(self.examples):
+            self._column.invalidate()  # it caches its size until told
+            if self._column.minimumSize().height() <= room:
+                break
+            button.setVisible(False)
 
     def _example(self, text: str) -> QPushButton:
         button = QPushButton(text, self)

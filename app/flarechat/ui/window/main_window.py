@@ -37,6 +37,7 @@ from flarechat.ui.shared.accessible import name_internal_buttons
 from flarechat.ui.shared.icons import APP_ICON, icon
 from flarechat.ui.sidebar.sidebar import Sidebar
 from flarechat.ui.window import reply_commands, window_dialogs
+from flarechat.ui.window.status_bar import FittingStatusBar, MetricsLabel
 
 if TYPE_CHECKING:  # imported when first opened (window_dialogs)
     from flarechat.ui.settings.dialog import SettingsDialog
@@ -103,6 +104,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._wire()
         self.lab_hooks = LabHooks(self)  # presets, prompts, templates, meters, View as code
+        self._fit_status_bar()
         self.resize(*DEFAULT_SIZE)
         self._update_title()
         name_internal_buttons(self)
@@ -176,8 +178,9 @@ class MainWindow(QMainWindow):
         self.addToolBar(toolbar)
 
     def _build_status_bar(self) -> None:
-        bar = self.statusBar()
-        self.metrics_label = QLabel("", self)
+        self.metrics_label = MetricsLabel(self)
+        bar = FittingStatusBar(self.metrics_label, self)
+        self.setStatusBar(bar)
         self.metrics_label.setAccessibleName("Reply metrics")
         self.metrics_label.setContentsMargins(STATUS_INDENT_PX, 0, 0, 0)
         self.undo_button = QPushButton("Undo", self)
@@ -190,6 +193,14 @@ class MainWindow(QMainWindow):
         bar.addPermanentWidget(self.route_label)
         self._undo_timer = QTimer(self, singleShot=True, interval=UNDO_VISIBLE_MS)
         self._undo_timer.setObjectName("undo-visible")
+
+    def _fit_status_bar(self) -> None:
+        """In a narrow window the chat's usage goes first, then the gauge's words (its bar and
+        tooltip stay), then the route: never a clipped label."""
+        bar = self.statusBar()
+        if isinstance(bar, FittingStatusBar):
+            hooks = self.lab_hooks
+            bar.set_drop_order([hooks.usage, hooks.gauge.label, self.route_label])
 
     def _build_menus(self) -> None:
         keys = QKeySequence.StandardKey
@@ -320,7 +331,7 @@ class MainWindow(QMainWindow):
         chat.conversation_stored.connect(lambda *_: self._update_export_actions())
         chat.model_changed.connect(self.picker.set_current)
         chat.model_changed.connect(self._show_model)
-        chat.metrics_changed.connect(self.metrics_label.setText)
+        chat.metrics_changed.connect(self.metrics_label.show_line)
         workspace.conversations_changed.connect(self._on_conversations_changed)
         workspace.search_results.connect(sidebar.set_search_results)
         workspace.find_results.connect(self.pane.find_bar.set_matches)
