@@ -32,8 +32,11 @@ class CuttableSleep:
 
     async def __call__(self, delay: float) -> None:
         self._event.clear()
+        # ``asyncio.timeout``, not ``wait_for``: on Python 3.11 the latter drops a cancel that
+        # lands in the turn Retry now is pressed, and the reply would try again.
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._event.wait(), delay)
+            async with asyncio.timeout(delay):
+                await self._event.wait()
 
     def cut(self) -> None:
         self._event.set()

@@ -36,7 +36,11 @@ def _new_executor() -> ThreadPoolExecutor:
 async def _run_on(executor: ThreadPoolExecutor, call: Callable[[], _T], *, seconds: float) -> _T:
     future = asyncio.get_running_loop().run_in_executor(executor, call)
     try:
-        return await asyncio.wait_for(future, seconds)
+        # Not ``asyncio.wait_for``: on Python 3.11 it returns the result of a call that finished
+        # in the same loop turn as a cancel, and the cancel is lost (a reply's autosave that
+        # never ended; a Ctrl+C that did nothing). ``asyncio.timeout`` lets the cancel through.
+        async with asyncio.timeout(seconds):
+            return await future
     except TimeoutError as error:
         # A call that had not started is cancelled; one already running still finishes.
         raise StoreTimeout(seconds) from error

@@ -261,7 +261,8 @@ class SettingsDialog(QDialog):
         if self._keychain_down or not callable(describe):
             return
         try:  # the backend was found by the read above, so this is a cached lookup
-            name = await asyncio.wait_for(asyncio.to_thread(describe), DESCRIBE_TIMEOUT)
+            async with asyncio.timeout(DESCRIBE_TIMEOUT):  # not wait_for: it can eat a cancel
+                name = await asyncio.to_thread(describe)
         except (TimeoutError, SecretStoreUnavailable):
             return
         if isinstance(name, str) and name:
@@ -385,7 +386,8 @@ class SettingsDialog(QDialog):
             request_timeout=self.form.request_timeout.value(),
         )
         try:
-            return await asyncio.wait_for(verify(request), VERIFY_TIMEOUT)
+            async with asyncio.timeout(VERIFY_TIMEOUT):  # not wait_for: it can eat a cancel
+                return await verify(request)
         except WorkersAIError as exc:
             raise _VerifyFailed(exc.message) from None
         except TimeoutError:

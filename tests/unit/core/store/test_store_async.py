@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -18,6 +21,7 @@ from flarechat.core.store import (
     StoreError,
     StoreTimeout,
 )
+from flarechat.core.store._async import _run_on
 
 pytestmark = pytest.mark.asyncio
 
@@ -161,3 +165,24 @@ async def test_export_and_import_run_on_the_worker(tmp_path: Path) -> None:
     finally:
         await source.close()
         await target.close()
+
+
+class _InlineExecutor(Executor):
+    """Runs each call at once in ``submit``: its result is ready before the caller waits."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        future.set_result(fn(*args, **kwargs))
+        return future
+
+
+async def test_a_cancel_that_lands_as_the_call_finishes_is_not_swallowed() -> None:
+    """Python 3.11's ``asyncio.wait_for`` returned the result of a call that finished in the
+    same loop turn as a cancel, dropping the cancel: a reply's autosave then never ended, and a
+    Ctrl+C during a store write could be lost. The store's wait must let the cancel through."""
+    executor = cast(ThreadPoolExecutor, _InlineExecutor())
+    task = asyncio.create_task(_run_on(executor, lambda: "written", seconds=10))
+    await asyncio.sleep(0)  # the task has submitted the call and waits; its result is queued
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
