@@ -373,7 +373,7 @@ def test_a_narrow_status_bar_drops_parts_and_keeps_them_in_the_tooltip(qtbot: Qt
     host.resize(300, 120)
     QApplication.processEvents()
     assert bar.dropped() == [usage]
-    assert metrics.text().startswith("llama")
+    assert metrics.text().startswith("llama-3.1-8b-instruct-fast")  # the name stays whole
     assert metrics.text().endswith("\N{HORIZONTAL ELLIPSIS}")
     assert usage.text() in metrics.toolTip()
     assert line in metrics.toolTip()

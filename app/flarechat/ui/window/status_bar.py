@@ -39,6 +39,11 @@ class MetricsLabel(QLabel):
         self.updateGeometry()
         self._fit()
 
+    def essential_width(self) -> int:
+        """The room for the model's name, whole: optional parts go before it is elided."""
+        first = self._full.split(figures.SEPARATOR, 1)[0]
+        return self._size_for(first + figures.SEPARATOR + ELLIPSIS if first else "").width()
+
     def sizeHint(self) -> QSize:
         return self._size_for(self._full)
 
@@ -74,8 +79,8 @@ class MetricsLabel(QLabel):
 
 class FittingStatusBar(QStatusBar):
     """A status bar that hides optional widgets, least important first, when the window is too
-    narrow for all of them, and shows them again when there is room; what is hidden is added
-    to the metrics line's tooltip."""
+    narrow for them and the model's whole name, and shows them again when there is room; what
+    is hidden is added to the metrics line's tooltip."""
 
     def __init__(self, metrics: MetricsLabel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -103,7 +108,8 @@ class FittingStatusBar(QStatusBar):
     def fit(self) -> None:
         """Drop optional parts, in order, until the rest fits at their preferred widths."""
         room = self.width() - BAR_MARGIN_PX - self._grip_width()
-        needed = sum(self._need(w) for w in self._parts()) + self._need(self.metrics, minimum=True)
+        needed = sum(self._need(w) for w in self._parts())
+        needed += self.metrics.essential_width() + WIDGET_SPACING_PX
         needed += sum(self._need(w) for w in self.dropped())  # as if all were shown
         dropped: set[int] = set()
         for widget in self._optional:
@@ -137,9 +143,8 @@ class FittingStatusBar(QStatusBar):
         return self.sizeHint().height() if self.isSizeGripEnabled() else 0
 
     @staticmethod
-    def _need(widget: QWidget, *, minimum: bool = False) -> int:
-        hint = widget.minimumSizeHint() if minimum else widget.sizeHint()
-        return max(hint.width(), widget.minimumWidth()) + WIDGET_SPACING_PX
+    def _need(widget: QWidget) -> int:
+        return max(widget.sizeHint().width(), widget.minimumWidth()) + WIDGET_SPACING_PX
 
 
 def _text_of(widget: QWidget) -> str:
