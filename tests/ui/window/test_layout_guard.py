@@ -261,8 +261,9 @@ async def _reply(main: MainWindow, text: str) -> None:
 async def test_the_main_window_fits_in_every_state(
     emulator: EmulatorServer, tmp_path: Path, scheme: str, account: str
 ) -> None:
-    """Empty state, a chat with a rich reply, the find bar, the template form and the retry
-    banner in place, with the sidebar, toolbar, composer bar and a full status bar."""
+    """Empty state, a chat with a rich reply, the find bar, the template form, the retry
+    banner in place and Undo after a delete, with the sidebar, toolbar, composer bar and a
+    full status bar."""
     problems: list[str] = []
     async with _window_as(account, emulator, tmp_path) as main:
         problems += await _fits_at_every_size(main, f"empty chat ({scheme}, {account})")
@@ -280,6 +281,12 @@ async def test_the_main_window_fits_in_every_state(
             model="llama-3.3-70b-instruct-fp8-fast", attempt=2, max_attempts=4, seconds=12
         )
         problems += await _fits_at_every_size(main, f"retry banner ({scheme}, {account})")
+        main.pane.retry_banner.hide()
+        deleted = main.chat.current_id
+        assert deleted is not None
+        main.workspace.delete(deleted)
+        await until(main.undo_button.isVisible, "Undo in the status bar")
+        problems += await _fits_at_every_size(main, f"Undo delete ({scheme}, {account})")
     assert problems == [], "\n".join(problems)
 
 
