@@ -37,7 +37,8 @@ def conversation(count: int) -> list[MessageData]:
 
 
 def settle(qtbot: QtBot, transcript: TranscriptView) -> None:
-    qtbot.waitUntil(lambda: not transcript.is_loading())
+    """Until the whole page is made (the widgets beyond the viewport come after its paint)."""
+    qtbot.waitUntil(lambda: not transcript.is_filling())
 
 
 def top_in_viewport(transcript: TranscriptView, message_id: str) -> int | None:

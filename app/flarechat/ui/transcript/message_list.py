@@ -41,6 +41,9 @@ JUMP_ABOVE_SCREENS = 0.5
 #: creates at most PAGE_STEP message widgets and stops early after FILL_BUDGET_S of work.
 PAGE_STEP = 4
 FILL_BUDGET_S = 0.012
+#: Once an opened page covers the viewport it is painted first: the widgets beyond it (the
+#: margin to scroll into) are made this long after, a step at a time.
+MARGIN_DELAY_MS = 30
 #: Message widgets alive at most; pages beyond this are dropped at the far end.
 MAX_LIVE_MESSAGES = 64
 #: Load the next page when the viewport is this close to the loaded top/bottom, px.
@@ -77,6 +80,9 @@ class MessageList(QWidget):
         #: Heights of the widgets made above / below the window by the page filling in.
         self._filled_above = self._filled_below = 0
         self._above_screens = PAGE_SCREENS
+        #: While opening (a conversation, a far message): the px above / below the window's
+        #: widgets that cover the viewport; None when no open is under way.
+        self._cover: tuple[int, int] | None = None
         self._views: dict[str, MessageView] = {}
         self._first = self._last = 0
         self._fill_first = self._fill_last = 0
@@ -162,7 +168,13 @@ class MessageList(QWidget):
         return self._stick
 
     def is_loading(self) -> bool:
-        """True while a page of message widgets is still being filled in."""
+        """True while a page of message widgets is still being filled in; for an opened
+        conversation (or a far message), until its widgets cover the viewport (the rest of
+        its page comes after the paint)."""
+        return self._filling() and not self._covered()
+
+    def is_filling(self) -> bool:
+        """True while any widget of the page is still to be made (beyond the viewport too)."""
         return self._filling()
 
     # -- changes ---------------------------------------------------------------------------------
@@ -177,6 +189,7 @@ class MessageList(QWidget):
         self._fill_first = self._fill_last = 0
         self._stick = True
         self._focus = None
+        self._cover = None
         self._jump.hide()
 
     def set_items(self, messages: Sequence[MessageData]) -> None:
@@ -247,7 +260,8 @@ class MessageList(QWidget):
         self._first = self._last = len(self._items)
         self._stick = True
         self._focus = None
-        self._request_fill(first=max(0, self._last - PAGE_SIZE), last=self._last)
+        cover = (self._scroll.viewport().height(), 0)
+        self._request_fill(first=max(0, self._last - PAGE_SIZE), last=self._last, cover=cover)
 
     def _jump_window(self, position: int) -> None:
         """Make items[position] the only live widget, to be filled in to a page around it
@@ -256,26 +270,49 @@ class MessageList(QWidget):
         for message_id in list(self._views):
             self._drop_view(message_id)
         self._first, self._last = position, position + 1
-        self._column.insertWidget(0, self._make_view(self.item(position)))
+        view = self._make_view(self.item(position))
+        self._column.insertWidget(0, view)
         first = max(0, position - PAGE_SIZE // 2)
         self._fill_first, self._fill_last = first, min(len(self._items), first + PAGE_SIZE)
         self._filled_above = self._filled_below = 0
         self._above_screens = JUMP_ABOVE_SCREENS
+        below = self._scroll.viewport().height() - FOCUS_TOP_PX - view.height()
+        self._cover = (FOCUS_TOP_PX, max(0, below))
 
-    def _request_fill(self, *, first: int, last: int) -> None:
-        """Grow the live window to items[first:last], PAGE_STEP widgets per loop turn."""
+    def _request_fill(self, *, first: int, last: int, cover: tuple[int, int] | None = None) -> None:
+        """Grow the live window to items[first:last], PAGE_STEP widgets per loop turn
+        (``cover``: an open's px to fill above / below before it counts as loaded)."""
         self._fill_first, self._fill_last = first, last
         self._filled_above = self._filled_below = 0
         self._above_screens = PAGE_SCREENS
+        self._cover = cover
         self._fill_step()
 
     def _filling(self) -> bool:
         return self._first > self._fill_first or self._last < self._fill_last
 
+    def _covered(self) -> bool:
+        """Does an open's page cover the viewport yet (no open under way: no)?"""
+        if self._cover is None:
+            return False
+        above, below = self._cover
+        top_done = self._filled_above >= above or self._first == self._fill_first
+        bottom_done = self._filled_below >= below or self._last == self._fill_last
+        return top_done and bottom_done
+
+    def _schedule_fill(self) -> None:
+        """The next fill step: at once, but after the paint once an open covers the screen."""
+        if self._filling():
+            self._fill_timer.setInterval(MARGIN_DELAY_MS if self._covered() else 0)
+            self._fill_timer.start()
+
     def _fill_step(self) -> None:
         """One loop turn of page filling: up to PAGE_STEP widgets or FILL_BUDGET_S of work."""
         deadline = time.perf_counter() + FILL_BUDGET_S
-        below_first = self._focus is not None  # a message scrolled to: what follows it first
+        # A message scrolled to: what follows it first, until the viewport below it is covered.
+        below_first = self._focus is not None and (
+            self._cover is None or self._filled_below < self._cover[1]
+        )
         with self._anchored():
             if self._last < self._fill_last and (below_first or self._first == self._fill_first):
                 self._append_views(deadline)
@@ -286,8 +323,7 @@ class MessageList(QWidget):
             self._fill_first = self._first
         if self._filled_below >= PAGE_SCREENS * screen:
             self._fill_last = self._last
-        if self._filling():
-            self._fill_timer.start()
+        self._schedule_fill()
 
     def _prepend_views(self, deadline: float) -> None:
         stop = max(self._fill_first, self._first - PAGE_STEP)
@@ -296,7 +332,7 @@ class MessageList(QWidget):
             view = self._make_view(self.item(self._first))
             self._column.insertWidget(0, view)
             self._filled_above += view.height() + MESSAGE_SPACING_PX
-            if time.perf_counter() > deadline:
+            if time.perf_counter() > deadline or self._covered():  # covered: paint it first
                 break
         if self._last - self._first > MAX_LIVE_MESSAGES:  # drop the far end, for good
             while self._last - self._first > MAX_LIVE_MESSAGES:
@@ -311,7 +347,7 @@ class MessageList(QWidget):
             self._column.insertWidget(self._last - self._first, view)
             self._filled_below += view.height() + MESSAGE_SPACING_PX
             self._last += 1
-            if time.perf_counter() > deadline:
+            if time.perf_counter() > deadline or self._covered():  # covered: paint it first
                 break
         if self._last - self._first > MAX_LIVE_MESSAGES:  # drop the far end, for good
             while self._last - self._first > MAX_LIVE_MESSAGES:
@@ -358,8 +394,7 @@ class MessageList(QWidget):
         self._focus = (view, FOCUS_TOP_PX)
         with self._anchored():
             pass  # places it
-        if self._filling():
-            self._fill_timer.start()
+        self._schedule_fill()
         return view
 
     def scroll_to_latest(self) -> None:
@@ -425,6 +460,9 @@ class MessageList(QWidget):
         self._focus = None  # the user moved on
         at_end = self._last == len(self._items)
         self._stick = at_end and value >= self._bar.maximum() - BOTTOM_SLACK_PX
+        if self._filling() and self._covered():  # the margin of an open: paged as they scroll
+            self._fill_timer.stop()
+            self._fill_first, self._fill_last = self._first, self._last
         if self._filling():
             pass  # the page being filled in keeps the view anchored
         elif value <= NEAR_EDGE_PX and self._first > 0:
