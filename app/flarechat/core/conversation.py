@@ -131,6 +131,8 @@ class ConversationTree:
         self._children: dict[str | None, list[Message]] = {}
         #: The last path walked, with what it was walked from (see path()).
         self._walked: tuple[int, dict[str | None, str], tuple[Message, ...]] | None = None
+        #: The ids on a walked path (that path, and its ids), made when first asked for.
+        self._on_path: tuple[tuple[Message, ...], frozenset[str]] | None = None
         self._shape = 0  # bumped by every message added
         pending = sorted(messages, key=lambda m: m.created_at)
         for message in pending:
@@ -213,12 +215,23 @@ class ConversationTree:
         state is the messages added and the selection (compared whole, so a write to
         ``selected`` from outside is seen too).
         """
+        return list(self._path())
+
+    def _path(self) -> tuple[Message, ...]:
         walked = self._walked
         if walked is not None and walked[0] == self._shape and walked[1] == self.selected:
-            return list(walked[2])
-        path = self._walk()
-        self._walked = (self._shape, dict(self.selected), tuple(path))
+            return walked[2]
+        path = tuple(self._walk())
+        self._walked = (self._shape, dict(self.selected), path)
         return path
+
+    def on_path(self, message_id: str) -> bool:
+        """Is the message on the visible path? (Asked when opening at a search hit: a set
+        of the path's ids, made once per state, instead of a walk up from the message.)"""
+        path = self._path()
+        if self._on_path is None or self._on_path[0] is not path:
+            self._on_path = (path, frozenset(m.id for m in path))
+        return message_id in self._on_path[1]
 
     def _walk(self) -> list[Message]:
         """chosen_child() from the roots down, inlined: thousands of steps in a long chat."""

@@ -271,3 +271,23 @@ def test_walk_matches_the_chosen_child_chain_in_a_long_branched_tree() -> None:
         node = t.chosen_child(node.id)
     assert t.path() == chain
     assert contents(t.path()) == [f"m{index}" for index in range(300)]
+
+
+def test_on_path_follows_the_chosen_branch_without_walking_again(
+    tree: ConversationTree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    walks = count_walks(tree, monkeypatch)
+    assert [tree.on_path(m) for m in ("u1", "a1b", "a1", "u2", "a2")] == [
+        *(True, True),
+        *(False, False, False),
+    ]
+    assert len(walks) == 1  # one walk answers every question about the same state
+    tree.select("a2")
+    assert [tree.on_path(m) for m in ("a1b", "a1", "u2", "a2", "u2b")] == [
+        *(False, True, True, True),
+        False,
+    ]
+    tree.selected["a1"] = "u2b"  # a write from outside: still seen
+    assert tree.on_path("u2b")
+    assert not tree.on_path("a2")
+    assert len(walks) == 3

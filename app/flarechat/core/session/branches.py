@@ -91,9 +91,7 @@ class Branches:
         """Choose (and save) the branch holding a message; the path shown before, or None
         when the message was on it already."""
         tree = self._tree
-        chain = tree.path_to(message_id)
-        chosen = (tree.chosen_child(m.parent_id) for m in chain)
-        if all(c is not None and c.id == m.id for c, m in zip(chosen, chain, strict=True)):
+        if tree.on_path(message_id):
             return None
         before = tree.path()
         tree.select(message_id)
