@@ -187,14 +187,19 @@ class ChatStore:
         self.close()
 
     @_translated
-    def check_integrity(self) -> list[str]:
+    def check_integrity(self, *, quick: bool = False) -> list[str]:
         """``PRAGMA integrity_check`` plus the search indexes' checks; empty when all is well.
 
         Search index problems start with the index's name (see SEARCH_INDEXES) and can be
         repaired with rebuild_search_index(); any other problem means a damaged file.
+        ``quick``: ``PRAGMA quick_check`` alone (pages, records, constraints; not whether
+        indexes match their tables, nor the search indexes) in a fraction of the time.
         """
-        rows = [str(row[0]) for row in self._conn.execute("PRAGMA integrity_check")]
+        pragma = "quick_check" if quick else "integrity_check"
+        rows = [str(row[0]) for row in self._conn.execute(f"PRAGMA {pragma}")]
         problems = [] if rows == [_OK] else rows
+        if quick:
+            return problems
         if not self.read_only and user_version(self._conn) >= 1:
             for table in SEARCH_INDEXES:
                 try:  # rank 1: also compare the index with the text it indexes

@@ -21,6 +21,7 @@ from flarechat.core.store import (
     StoreUnavailable,
     open_store,
 )
+from support.unclean import die_mid_session
 
 _real_connect: Callable[..., sqlite3.Connection] = sqlite3.connect
 
@@ -118,6 +119,7 @@ def test_full_disk_with_a_damaged_index_opens_read_only(
     conn.execute("UPDATE messages SET content = content || ' ' || hex(randomblob(4000))")
     conn.execute("VACUUM")  # and no free page is left, so a rebuild needs the disk to grow.
     conn.close()
+    die_mid_session(path)  # the full checks (which find the drift) run after an unclean close
     disk_is_full(monkeypatch)
     with open_store(path) as store:
         assert store.report.read_only
