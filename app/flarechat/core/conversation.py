@@ -7,6 +7,7 @@ import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 __all__ = [
@@ -37,6 +38,7 @@ _ELLIPSIS = "\N{HORIZONTAL ELLIPSIS}"
 #: Trailing characters dropped before the ellipsis (spaces, punctuation, dashes).
 _TITLE_TRAILING = " .,;:-\N{EN DASH}\N{EM DASH}"
 _WHITESPACE = re.compile(r"\s+")
+_created_at = attrgetter("created_at")
 
 ROLE_USER = "user"
 ROLE_ASSISTANT = "assistant"
@@ -134,9 +136,8 @@ class ConversationTree:
         #: The ids on a walked path (that path, and its ids), made when first asked for.
         self._on_path: tuple[tuple[Message, ...], frozenset[str]] | None = None
         self._shape = 0  # bumped by every message added
-        pending = sorted(messages, key=lambda m: m.created_at)
-        for message in pending:
-            self._insert(message)
+        pending = sorted(messages, key=_created_at)
+        self._insert_all(pending)
         orphans = [m.id for m in pending if m.parent_id and m.parent_id not in self._by_id]
         if orphans:
             raise ValueError(f"messages with unknown parents: {', '.join(orphans)}")
@@ -144,6 +145,28 @@ class ConversationTree:
             child = self._by_id.get(child_id)
             if child is not None and child.parent_id == parent_id:
                 self.selected[parent_id] = child_id
+
+    def _insert_all(self, messages: list[Message]) -> None:
+        """_insert() for each of ``messages`` (in time order), inlined: a long conversation
+        has thousands of them, and opening it waits for this."""
+        conversation_id, by_id = self.conversation.id, self._by_id
+        children, selected = self._children, self.selected
+        for message in messages:
+            if message.conversation_id != conversation_id:
+                raise ValueError(f"message {message.id} belongs to another conversation")
+            message_id, parent_id = message.id, message.parent_id
+            if message_id in by_id:
+                raise ValueError(f"duplicate message id {message_id}")
+            by_id[message_id] = message
+            siblings = children.get(parent_id)
+            if siblings is None:
+                children[parent_id] = [message]
+            else:
+                siblings.append(message)
+                if siblings[-2].created_at > message.created_at:
+                    siblings.sort(key=_created_at)  # stable: equal times keep insertion order
+            selected[parent_id] = message_id
+        self._shape += len(messages)
 
     def _insert(self, message: Message) -> None:
         if message.conversation_id != self.conversation.id:

@@ -141,3 +141,36 @@ def test_images_come_back_on_their_messages_in_order_and_no_others(tmp_path: Pat
     assert list(loaded) == list(trees[0])
     assert [a.name for a in loaded.path()[0].attachments] == ["2.png", "0.png", "1.png"]
     assert loaded.path()[1].attachments == []
+
+
+def test_every_field_of_a_message_reads_back_in_its_own_place(tmp_path: Path) -> None:
+    """Rows become messages by position: each field holds a value no other field has."""
+    conv = Conversation(id=new_id(), title="Every field")
+    question = Message(new_id(), conv.id, None, ROLE_USER, "question", created_at=1.0)
+    question.attachments.append(Attachment("image/png", b"png", 3, 4, name="a.png"))
+    reply = Message(
+        id=new_id(),
+        conversation_id=conv.id,
+        parent_id=question.id,
+        role=ROLE_ASSISTANT,
+        content="answer",
+        reasoning="thought",
+        status="stopped",
+        created_at=2.0,
+        model="@cf/m",
+        finish_reason="length",
+        request={"route": "direct"},
+        usage={"prompt_tokens": 1},
+        meta={"log_id": "log"},
+        timings={"ttft": 0.5},
+        error={"kind": "cut"},
+        tool_calls=[{"id": "call", "name": "f", "arguments": "{}"}],
+        tool_call_id="answers-call",
+    )
+    tree = ConversationTree(conv, [question, reply])
+    with ChatStore(tmp_path / DB_FILENAME) as store:
+        store.insert_trees([tree])
+        loaded = store.load_tree(conv.id)
+    assert loaded.path() == [question, reply]
+    assert loaded.get(question.id).tool_calls == []
+    assert loaded.get(reply.id).attachments == []
