@@ -6,14 +6,19 @@ no plaintext fallback, and keyring's insecure backends (keyrings.alt files, null
 them through ``aget``/``aset``/``adelete``, which run them off the event loop with a timeout.
 keyring itself is imported on first use (on that worker thread in the app), not with this
 module: it and its backend discovery cost ~170 ms, which the window's first paint never waits for.
+Where keyring could only end at "no keychain" (Linux without a D-Bus session bus, nothing chosen
+or plugged in), that is learnt without importing it (its discovery loads cryptography: ~18 MiB).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import os
+import sys
 import threading
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
@@ -44,6 +49,16 @@ _MIN_PRIORITY = 1.0
 _INSECURE_MODULE_PREFIX = "keyrings.alt"
 _REASON_MAX_CHARS = 200
 _NOT_FOUND = "no keychain backend was found"
+#: Platforms whose keychain keyring reaches without D-Bus (Keychain, Credential Manager).
+_NATIVE_KEYCHAIN_PLATFORMS = ("darwin", "win32", "cygwin")
+_BACKEND_ENV = "PYTHON_KEYRING_BACKEND"
+_SESSION_BUS_ENV = "DBUS_SESSION_BUS_ADDRESS"
+#: Where libdbus and GDBus look for the session bus when the variable is unset.
+_RUNTIME_DIR_ENV, _RUNTIME_BUS = "XDG_RUNTIME_DIR", "bus"
+#: keyring's config file (keyring.util.platform_.config_root on Linux and the BSDs).
+_CONFIG_HOME_ENV, _CONFIG_FILE = "XDG_CONFIG_HOME", Path("python_keyring", "keyringrc.cfg")
+#: The entry-point group keyring discovers backends in; its own live in this package.
+_BACKENDS_GROUP, _OWN_BACKENDS = "keyring.backends", "keyring.backends."
 _SESSION_ONLY = "Flarechat can keep the token for this session only."
 
 _T = TypeVar("_T")
@@ -168,6 +183,8 @@ def _detect_backend() -> KeyringBackend:
     forced earlier (as tests do with PYTHON_KEYRING_BACKEND) would stick. Explicit choices
     (PYTHON_KEYRING_BACKEND, keyringrc.cfg) are honoured and then checked like any other.
     """
+    if _surely_no_keychain():
+        raise _no_keychain(_NOT_FOUND)
     try:
         import keyring.backend  # on first use (module doc); may fail too
         import keyring.core
@@ -188,6 +205,39 @@ def _detect_backend() -> KeyringBackend:
     if not candidates:
         raise _no_keychain(_NOT_FOUND)
     return max(candidates, key=keyring.backend.by_priority)
+
+
+def _surely_no_keychain() -> bool:
+    """True where keyring's detection could only end at "no keychain"; it is then not imported.
+
+    On Linux and the BSDs keyring's own backends (Secret Service, KWallet, libsecret) all talk
+    over the D-Bus session bus: with no bus address and no socket where libdbus and GDBus look,
+    and no backend chosen (PYTHON_KEYRING_BACKEND, keyringrc.cfg) or added by a plugin, none can
+    answer. Any of those present: keyring decides, as before.
+    """
+    if sys.platform.startswith(_NATIVE_KEYCHAIN_PLATFORMS) or os.environ.get(_BACKEND_ENV):
+        return False
+    if os.environ.get(_SESSION_BUS_ENV) or _runtime_bus().exists():
+        return False
+    return not _keyring_config().exists() and not _plugin_backends()
+
+
+def _runtime_bus() -> Path:
+    runtime = os.environ.get(_RUNTIME_DIR_ENV) or f"/run/user/{os.getuid()}"
+    return Path(runtime, _RUNTIME_BUS)
+
+
+def _keyring_config() -> Path:
+    config_home = os.environ.get(_CONFIG_HOME_ENV) or str(Path.home() / ".config")
+    return Path(config_home) / _CONFIG_FILE
+
+
+def _plugin_backends() -> list[str]:
+    """Backends other packages add to keyring (read from their metadata, not imported)."""
+    from importlib.metadata import entry_points  # only where no bus was found
+
+    found = entry_points(group=_BACKENDS_GROUP)
+    return [point.value for point in found if not point.value.startswith(_OWN_BACKENDS)]
 
 
 def _insecure_reason(backend: KeyringBackend) -> str | None:

@@ -7,6 +7,10 @@ registers the class process-wide, and keyring's own detection would then conside
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import cast
@@ -227,6 +231,8 @@ def detect_from(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[object]
     viable: list[object] = []
     monkeypatch.delenv("PYTHON_KEYRING_BACKEND")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-keyring-config"))
+    # a session bus to ask (never connected to: the backends above are fakes), so keyring decides
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", f"unix:path={tmp_path / 'bus'}")
     monkeypatch.setattr(keyring.backend, "get_all_keyring", lambda: list(viable))
     return viable
 
@@ -260,6 +266,93 @@ def test_an_unusable_keychain_is_retried_on_the_next_call(detect_from: list[obje
 
 def test_describe_backend_names_the_reason_when_there_is_none() -> None:
     assert secrets.describe_backend() == "none: no keychain backend was found"
+
+
+# -- no bus, no keyring --------------------------------------------------------------------------
+
+#: What a process prints when reading a token with no bus, nothing chosen, nothing plugged in.
+_READ_WITHOUT_BUS = """
+import sys
+from flarechat.settings.secrets import KeyringSecretStore, SecretStoreUnavailable
+try:
+    KeyringSecretStore().get("api-token")
+except SecretStoreUnavailable as error:
+    print(error.reason, "keyring" in sys.modules, "cryptography" in sys.modules)
+"""
+
+
+@pytest.fixture
+def no_bus(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[int]:
+    """Linux with no D-Bus session bus, no keyring choice and no plugin; counts keyring's
+    backend discoveries (each still runs keyring's own)."""
+    discoveries: list[int] = []
+    discover = keyring.backend.get_all_keyring
+
+    def counted() -> list[keyring.backend.KeyringBackend]:
+        discoveries.append(1)
+        return cast("list[keyring.backend.KeyringBackend]", discover())
+
+    monkeypatch.delenv("PYTHON_KEYRING_BACKEND")
+    monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS", raising=False)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "runtime"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setattr(keyring.backend, "get_all_keyring", counted)
+    return discoveries
+
+
+def test_without_a_session_bus_there_is_no_keychain_and_keyring_is_not_asked(
+    no_bus: list[int],
+) -> None:
+    with pytest.raises(SecretStoreUnavailable, match="no keychain backend was found"):
+        KeyringSecretStore().get(API_TOKEN)
+    assert no_bus == []
+
+
+def test_without_a_session_bus_keyring_is_not_even_imported(no_bus: list[int]) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHON_KEYRING_BACKEND"}
+    read = subprocess.run(
+        [sys.executable, "-c", _READ_WITHOUT_BUS],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert read.stdout.split() == ["no", "keychain", "backend", "was", "found", "False", "False"]
+
+
+def test_a_session_bus_socket_in_the_runtime_dir_leaves_it_to_keyring(
+    no_bus: list[int], tmp_path: Path
+) -> None:
+    runtime = tmp_path / "runtime"
+    runtime.mkdir()
+    with socket.socket(socket.AF_UNIX) as bus:  # a socket libdbus would find, answering nothing
+        bus.bind(str(runtime / "bus"))
+        with pytest.raises(SecretStoreUnavailable):
+            KeyringSecretStore().get(API_TOKEN)
+    assert no_bus == [1]
+
+
+def test_a_keyring_config_file_is_honoured_without_a_session_bus(
+    no_bus: list[int], tmp_path: Path
+) -> None:
+    config = tmp_path / "config" / "python_keyring" / "keyringrc.cfg"
+    config.parent.mkdir(parents=True)
+    config.write_text("[backend]\ndefault-keyring=keyring.backends.null.Keyring\n")
+    with pytest.raises(SecretStoreUnavailable, match="null backend"):
+        KeyringSecretStore().get(API_TOKEN)
+
+
+def test_a_plugged_in_backend_is_asked_without_a_session_bus(
+    no_bus: list[int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dist = tmp_path / "site" / "keyring_fileplug-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: keyring-fileplug\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[keyring.backends]\nfileplug = keyring_fileplug\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    with pytest.raises(SecretStoreUnavailable):  # the plugin's module is not there to import
+        KeyringSecretStore().get(API_TOKEN)
+    assert no_bus == [1]
 
 
 # -- async helpers -----------------------------------------------------------------------------
