@@ -46,25 +46,53 @@ _TOKENS = (TextDelta, ReasoningDelta, ToolCallDelta)
 CHARS_PER_TOKEN_ESTIMATE = 4
 
 
+class _Pieces:
+    """The pieces a rope and the ropes grown from it share, and the longest join made."""
+
+    __slots__ = ("items", "joined", "joined_count")
+
+    def __init__(self, items: list[str]) -> None:
+        self.items = items
+        self.joined = ""
+        self.joined_count = 0
+
+    def join(self, count: int) -> str:
+        """The first ``count`` pieces as one string (a later join starts from this one)."""
+        if count < self.joined_count:  # an older state's text: rare, not kept
+            return "".join(self.items[:count])
+        if count > self.joined_count:
+            self.joined = "".join([self.joined, *self.items[self.joined_count : count]])
+            self.joined_count = count
+        return self.joined
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Rope:
     """Append-only text that states share: O(1) appends, joined once, so a long reply costs
     time linear in its length (``text = text + delta`` per event is quadratic).
 
-    Each node keeps the whole text up to it once joined, so a later join starts from there.
+    A rope is a count of pieces in a list it shares with the ropes grown from it: appending
+    to the newest rope adds a string to that list, so a reply's thousands of pieces leave no
+    object behind for the garbage collector to walk (a linked node per piece did, and made a
+    full collection pause the window for ~100 ms). Growing an older rope copies its pieces.
     """
 
-    prev: Rope | None = None
-    piece: str = ""
+    _shared: _Pieces | None = field(default=None, repr=False)
+    count: int = 0
     length: int = 0
-    _joined: list[str] = field(default_factory=list, repr=False)
 
     @classmethod
     def of(cls, text: str) -> Rope:
-        return cls(None, text, len(text)) if text else cls()
+        return cls(_Pieces([text]), 1, len(text)) if text else cls()
 
     def plus(self, text: str) -> Rope:
-        return Rope(self, text, self.length + len(text)) if text else self
+        if not text:
+            return self
+        shared = self._shared
+        if shared is None or len(shared.items) != self.count:  # the first piece, or a fork
+            shared = _Pieces(shared.items[: self.count] if shared is not None else [])
+        shared.items.append(text)
+        return Rope(shared, self.count + 1, self.length + len(text))
 
     def __len__(self) -> int:
         return self.length
@@ -73,19 +101,7 @@ class Rope:
         return self.length > 0
 
     def __str__(self) -> str:
-        if self._joined:
-            return self._joined[0]
-        pieces: list[str] = []
-        node: Rope | None = self
-        while node is not None and not node._joined:
-            pieces.append(node.piece)
-            node = node.prev
-        if node is not None:
-            pieces.append(node._joined[0])
-        pieces.reverse()
-        text = "".join(pieces)
-        self._joined.append(text)
-        return text
+        return self._shared.join(self.count) if self._shared is not None else ""
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Rope):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 
@@ -213,6 +214,32 @@ def test_fold_is_pure() -> None:
     after = fold(before, TextDelta("b"), now=1.0)
     assert before.text == "a"
     assert after.text == "ab"
+
+
+def test_a_long_reply_leaves_no_object_per_piece_for_the_collector() -> None:
+    # A linked node per token made every token an object that a full garbage collection
+    # walks: one such pass paused the window for ~100 ms in the middle of a long reply.
+    pieces = 5_000
+    state = TurnState()
+    gc.collect()
+    before = len(gc.get_objects())
+    for _ in range(pieces):
+        state = fold(state, TextDelta("tok "), now=1.0)
+    grown = len(gc.get_objects()) - before
+    assert grown < pieces // 100
+    assert state.text == "tok " * pieces
+
+
+def test_an_older_rope_grows_apart_from_the_newer() -> None:
+    first = Rope.of("a").plus("b")
+    newer = first.plus("c")
+    fork = first.plus("x")  # an older state grown again keeps its own text
+    assert (str(first), str(newer), str(fork)) == ("ab", "abc", "abx")
+    assert (len(newer), len(fork)) == (3, 3)
+    assert str(newer.plus("d")) == "abcd"
+    assert str(first) == "ab"
+    assert newer != fork
+    assert Rope.of("abc") == newer
 
 
 def test_fail_marks_interrupted_or_failed_and_keeps_text() -> None:
