@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QAbstractButton, QApplication, QLabel, QWidget
 from pytestqt.qtbot import QtBot
 from transcript_helpers import is_highlighted
 
+from flarechat.ui.transcript import warm_up
 from flarechat.ui.transcript.message_list import NEAR_EDGE_PX
 from flarechat.ui.transcript.message_view import MessageData, MessageView
 from flarechat.ui.transcript.transcript import (
@@ -93,6 +94,17 @@ def test_thousand_deltas_are_painted_in_a_bounded_number_of_renders(
     assert transcript.render_count == transcript.flush_count
     assert transcript.render_count < 1000 / 50
     assert live_view(transcript, "a1").body.text == "".join(f"w{i} " for i in range(1000))
+
+
+def test_a_reply_begun_without_typing_starts_the_markdown_warm_up(
+    transcript: TranscriptView, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(warm_up, "_thread", None)  # as in a window where nothing was typed
+    transcript.begin_reply("a1", model=MODEL)  # e.g. Regenerate on an old conversation
+    thread = warm_up._thread
+    assert thread is not None
+    thread.join(timeout=60)
+    assert not thread.is_alive()
 
 
 def test_only_the_open_message_is_re_rendered(qtbot: QtBot, transcript: TranscriptView) -> None:

@@ -17,6 +17,7 @@ from flarechat.ui.transcript.message_list import (
     MessageList,
 )
 from flarechat.ui.transcript.message_view import OPEN_STATUSES, MessageData, MessageView
+from flarechat.ui.transcript.warm_up import warm_up_in_background
 
 __all__ = [
     "FLUSH_INTERVAL_MS",
@@ -213,6 +214,10 @@ class TranscriptView(QWidget):
 
     def begin_reply(self, message_id: str, *, model: str) -> None:
         """Append an open assistant message in the "waiting" state."""
+        # A reply can start without a keystroke (regenerate, retry, compare): Markdown gets
+        # ready, and the app's lasting objects leave the collector's full passes, before
+        # its first token, not while it streams.
+        warm_up_in_background()
         self._streams[message_id] = _Stream()
         self._append(MessageData(id=message_id, role="assistant", status="waiting", model=model))
 
