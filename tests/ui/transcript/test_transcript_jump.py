@@ -37,8 +37,7 @@ def conversation(count: int) -> list[MessageData]:
 
 
 def settle(qtbot: QtBot, transcript: TranscriptView) -> None:
-    """Until the whole page is made (the widgets beyond the viewport come after its paint)."""
-    qtbot.waitUntil(lambda: not transcript.is_filling())
+    qtbot.waitUntil(lambda: not transcript.is_loading())
 
 
 def top_in_viewport(transcript: TranscriptView, message_id: str) -> int | None:

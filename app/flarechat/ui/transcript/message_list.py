@@ -41,9 +41,6 @@ JUMP_ABOVE_SCREENS = 0.5
 #: creates at most PAGE_STEP message widgets and stops early after FILL_BUDGET_S of work.
 PAGE_STEP = 4
 FILL_BUDGET_S = 0.012
-#: Once an opened page covers the viewport it is painted first: the widgets beyond it (the
-#: margin to scroll into) are made this long after, a step at a time.
-MARGIN_DELAY_MS = 30
 #: Message widgets alive at most; pages beyond this are dropped at the far end.
 MAX_LIVE_MESSAGES = 64
 #: Load the next page when the viewport is this close to the loaded top/bottom, px.
@@ -88,6 +85,7 @@ class MessageList(QWidget):
         self._fill_first = self._fill_last = 0
         self._stick = True
         self._adjusting = False
+        self._seen_value = 0  # the scroll bar's value when last seen: which way the user went
         #: The message scrolled to and its place below the viewport's top, held there while
         #: pages fill in around it, until the user scrolls.
         self._focus: tuple[MessageView, int] | None = None
@@ -168,13 +166,7 @@ class MessageList(QWidget):
         return self._stick
 
     def is_loading(self) -> bool:
-        """True while a page of message widgets is still being filled in; for an opened
-        conversation (or a far message), until its widgets cover the viewport (the rest of
-        its page comes after the paint)."""
-        return self._filling() and not self._covered()
-
-    def is_filling(self) -> bool:
-        """True while any widget of the page is still to be made (beyond the viewport too)."""
+        """True while a page of message widgets is still being filled in."""
         return self._filling()
 
     # -- changes ---------------------------------------------------------------------------------
@@ -292,27 +284,31 @@ class MessageList(QWidget):
         return self._first > self._fill_first or self._last < self._fill_last
 
     def _covered(self) -> bool:
-        """Does an open's page cover the viewport yet (no open under way: no)?"""
+        """Does an open's page cover the viewport yet (no open under way: no)? Then it is
+        complete: what lies beyond pages in as the user scrolls (a margin made at once was
+        built, and mostly thrown away, on every switch)."""
         if self._cover is None:
             return False
-        above, below = self._cover
-        top_done = self._filled_above >= above or self._first == self._fill_first
-        bottom_done = self._filled_below >= below or self._last == self._fill_last
-        return top_done and bottom_done
+        top_done = self._covers(above=True) or self._first == self._fill_first
+        return top_done and (self._covers(above=False) or self._last == self._fill_last)
+
+    def _covers(self, *, above: bool) -> bool:
+        """Do an open's widgets above (below) the window's start cover the viewport there?"""
+        if self._cover is None:
+            return False
+        return (
+            self._filled_above >= self._cover[0] if above else self._filled_below >= self._cover[1]
+        )
 
     def _schedule_fill(self) -> None:
-        """The next fill step: at once, but after the paint once an open covers the screen."""
         if self._filling():
-            self._fill_timer.setInterval(MARGIN_DELAY_MS if self._covered() else 0)
             self._fill_timer.start()
 
     def _fill_step(self) -> None:
         """One loop turn of page filling: up to PAGE_STEP widgets or FILL_BUDGET_S of work."""
         deadline = time.perf_counter() + FILL_BUDGET_S
         # A message scrolled to: what follows it first, until the viewport below it is covered.
-        below_first = self._focus is not None and (
-            self._cover is None or self._filled_below < self._cover[1]
-        )
+        below_first = self._focus is not None and not self._covers(above=False)
         with self._anchored():
             if self._last < self._fill_last and (below_first or self._first == self._fill_first):
                 self._append_views(deadline)
@@ -323,6 +319,9 @@ class MessageList(QWidget):
             self._fill_first = self._first
         if self._filled_below >= PAGE_SCREENS * screen:
             self._fill_last = self._last
+        if self._covered():
+            self._fill_first, self._fill_last = self._first, self._last
+            self._cover = None
         self._schedule_fill()
 
     def _prepend_views(self, deadline: float) -> None:
@@ -332,7 +331,7 @@ class MessageList(QWidget):
             view = self._make_view(self.item(self._first))
             self._column.insertWidget(0, view)
             self._filled_above += view.height() + MESSAGE_SPACING_PX
-            if time.perf_counter() > deadline or self._covered():  # covered: paint it first
+            if time.perf_counter() > deadline or self._covers(above=True):
                 break
         if self._last - self._first > MAX_LIVE_MESSAGES:  # drop the far end, for good
             while self._last - self._first > MAX_LIVE_MESSAGES:
@@ -347,7 +346,7 @@ class MessageList(QWidget):
             self._column.insertWidget(self._last - self._first, view)
             self._filled_below += view.height() + MESSAGE_SPACING_PX
             self._last += 1
-            if time.perf_counter() > deadline or self._covered():  # covered: paint it first
+            if time.perf_counter() > deadline or self._covers(above=False):
                 break
         if self._last - self._first > MAX_LIVE_MESSAGES:  # drop the far end, for good
             while self._last - self._first > MAX_LIVE_MESSAGES:
@@ -455,21 +454,21 @@ class MessageList(QWidget):
             self._adjusting = adjusting
 
     def _on_scrolled(self, value: int) -> None:
+        down, self._seen_value = value > self._seen_value, value
         if self._adjusting:
             return
         self._focus = None  # the user moved on
         at_end = self._last == len(self._items)
         self._stick = at_end and value >= self._bar.maximum() - BOTTOM_SLACK_PX
-        if self._filling() and self._covered():  # the margin of an open: paged as they scroll
-            self._fill_timer.stop()
-            self._fill_first, self._fill_last = self._first, self._last
+        near_top = value <= NEAR_EDGE_PX and self._first > 0
+        near_bottom = value >= self._bar.maximum() - NEAR_EDGE_PX and not at_end
         if self._filling():
             pass  # the page being filled in keeps the view anchored
-        elif value <= NEAR_EDGE_PX and self._first > 0:
-            self._request_fill(first=max(0, self._first - PAGE_SIZE), last=self._last)
-        elif value >= self._bar.maximum() - NEAR_EDGE_PX and not at_end:
+        elif near_bottom and (down or not near_top):  # a page near both edges: where it goes
             last = min(len(self._items), self._last + PAGE_SIZE)
             self._request_fill(first=self._first, last=last)
+        elif near_top:
+            self._request_fill(first=max(0, self._first - PAGE_SIZE), last=self._last)
         self._update_jump()
 
     def _on_range_changed(self, _minimum: int, maximum: int) -> None:

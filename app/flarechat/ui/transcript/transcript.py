@@ -127,12 +127,8 @@ class TranscriptView(QWidget):
         return self._list.is_at_bottom()
 
     def is_loading(self) -> bool:
-        """True until the page being filled in covers the viewport (see MessageList)."""
+        """True while a page of message widgets is still being filled in."""
         return self._list.is_loading()
-
-    def is_filling(self) -> bool:
-        """True while any widget of the page is still to be made (beyond the viewport too)."""
-        return self._list.is_filling()
 
     def scroll_to_latest(self) -> None:
         """Show the newest message and follow the reply again (the jump button's action)."""
