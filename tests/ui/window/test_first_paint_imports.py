@@ -1,5 +1,6 @@
 """Start-up: the window's first paint does not wait for the network stack, the keychain,
-Markdown, highlighting or the settings dialog; each comes when it is used (issue #12).
+Markdown, highlighting, the settings dialog or the lab's Compare and View as code; each comes
+when it is used (issue #12).
 
 Each test starts ``flarechat`` as ``python -m flarechat`` does (``flarechat.main.main``) in a
 fresh interpreter, offscreen, on its own profile; an application-wide event filter records
@@ -30,6 +31,12 @@ NOT_AT_FIRST_PAINT = (
     "pygments",
     "flarechat.ui.settings.dialog",
     "flarechat.ui.settings.conversation_dialog",
+    # the lab's parts the first paint does not show: Compare, the leaderboard, View as code
+    "flarechat.ui.lab.compare_view",
+    "flarechat.ui.lab.leaderboard_dialog",
+    "flarechat.ui.lab.code_dialog",
+    "flarechat.core.lab.request_view",
+    "flarechat.core.request_code",
 )
 START_TIMEOUT_S = 120
 #: Any keychain: a backend that answers at once without D-Bus ("no keychain").

@@ -11,7 +11,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Signal
 
@@ -23,13 +23,15 @@ from flarechat.core.lab import exchange, presets
 from flarechat.core.lab.library import LabLibrary
 from flarechat.core.lab.presets import Preset
 from flarechat.core.lab.prompt_library import SavedPrompt, prompt_title
-from flarechat.core.lab.request_view import NoRequestRecord, RequestCode, request_code_for
 from flarechat.core.lab.storage import LabStore
 from flarechat.core.lab.templates import Template, variables
 from flarechat.core.store import StoreError
 from flarechat.core.tasks import TaskKeeper
 from flarechat.ui.control.chat import ChatController
 from flarechat.ui.control.preferences import Preferences
+
+if TYPE_CHECKING:  # View as code is imported when first used (request_code)
+    from flarechat.core.lab.request_view import RequestCode
 
 __all__ = ["DayUsageSource", "LabController"]
 
@@ -274,6 +276,8 @@ class LabController(QObject):
     def request_code(self, message_id: str, *, tree: ConversationTree | None = None) -> RequestCode:
         """A reply's request as code (``tree``: a compare column's; default the chat on
         screen). Raises ``NoRequestRecord`` when it has none."""
+        from flarechat.core.lab.request_view import NoRequestRecord, request_code_for
+
         try:
             conn = self.prefs.connection()
         except ConfigurationError:

@@ -4,20 +4,21 @@ the status bar's allocation gauge and usage, and View as code. One call from Mai
 from __future__ import annotations
 
 from functools import partial
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu
 
 from flarechat.core.conversation import ROLE_ASSISTANT, ConversationTree
-from flarechat.core.lab.request_view import NoRequestRecord
 from flarechat.ui.chat.chat_pane import ChatPane
 from flarechat.ui.control.chat import ChatController
 from flarechat.ui.control.workspace import WorkspaceController
-from flarechat.ui.lab.code_dialog import RequestCodeDialog, open_request_code
 from flarechat.ui.lab.composer_bar import LabBar
 from flarechat.ui.lab.controller import LabController
 from flarechat.ui.lab.gauges import AllocationGauge, UsageLabel
+
+if TYPE_CHECKING:  # imported when first used (view_code): the first paint never shows it
+    from flarechat.ui.lab.code_dialog import RequestCodeDialog
 
 __all__ = ["VIEW_CODE_KEYS", "LabHooks"]
 
@@ -122,6 +123,9 @@ class LabHooks:
 
     def view_code(self, message_id: str, *, tree: ConversationTree | None = None) -> None:
         """Show a reply's request as code (``tree``: a compare column's conversation)."""
+        from flarechat.core.lab.request_view import NoRequestRecord  # on first use
+        from flarechat.ui.lab.code_dialog import open_request_code
+
         try:
             code = self.lab.request_code(message_id, tree=tree)
         except NoRequestRecord as why:

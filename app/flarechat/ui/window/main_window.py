@@ -29,7 +29,6 @@ from flarechat.ui.chat.panels import WelcomePanel
 from flarechat.ui.control import presenting
 from flarechat.ui.control.chat import ChatController
 from flarechat.ui.control.workspace import WorkspaceController
-from flarechat.ui.lab import compare_view
 from flarechat.ui.lab.window_hooks import LabHooks
 from flarechat.ui.models.picker import ModelPicker
 from flarechat.ui.shared import text_commands, theme
@@ -39,7 +38,8 @@ from flarechat.ui.sidebar.sidebar import Sidebar
 from flarechat.ui.window import reply_commands, window_dialogs
 from flarechat.ui.window.status_bar import FittingStatusBar, MetricsLabel
 
-if TYPE_CHECKING:  # imported when first opened (window_dialogs)
+if TYPE_CHECKING:  # imported when first opened (window_dialogs, open_compare)
+    from flarechat.ui.lab.compare_view import CompareWindow
     from flarechat.ui.settings.dialog import SettingsDialog
 
 __all__ = ["MainWindow"]
@@ -97,7 +97,7 @@ class MainWindow(QMainWindow):
         self._has_conversations = False
         self._startup_problems = False  # then the chat pane shows them, not the welcome
         self.settings_dialog: SettingsDialog | None = None
-        self.compare_window: compare_view.CompareWindow | None = None
+        self.compare_window: CompareWindow | None = None
         self._build_widgets()
         self._build_toolbar()
         self._build_status_bar()
@@ -457,6 +457,8 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("This reply has no other versions.", STATUS_MESSAGE_MS)
 
     def open_compare(self) -> None:
+        from flarechat.ui.lab import compare_view  # on first use: the first paint never shows it
+
         self.compare_window = compare_view.open_compare(
             self, self.chat, models=self.picker.models(), presets=self.lab_hooks.lab.presets(),
             existing=self.compare_window, view_code=self.lab_hooks.view_code,
