@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import operator
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Literal, Protocol, runtime_checkable
 
 from flarechat.api.config import ChatRequest, Connection
@@ -324,16 +325,27 @@ class TurnState:
         return self.status in ("done", "stopped", "failed", "interrupted")
 
 
+#: TurnState's fields in order, read by one C call: a token's new state is made positionally,
+#: as ``dataclasses.replace`` (which looks every field up by name, ~2.5x the cost) would.
+_STATE_FIELDS = tuple(f.name for f in fields(TurnState))
+_state_values = operator.attrgetter(*_STATE_FIELDS)
+_STATUS, _TEXT, _REASONING, _FIRST_TOKEN, _LAST_TOKEN = (
+    _STATE_FIELDS.index(name)
+    for name in ("status", "text_rope", "reasoning_rope", "first_token_at", "last_token_at")
+)
+
+
 def _add_tokens(state: TurnState, now: float | None, *, text: str, reasoning: str) -> TurnState:
-    first = state.first_token_at if state.first_token_at is not None else now
-    return replace(
-        state,
-        status="streaming",
-        text_rope=state.text_rope.plus(text),
-        reasoning_rope=state.reasoning_rope.plus(reasoning),
-        first_token_at=first,
-        last_token_at=now if now is not None else state.last_token_at,
-    )
+    """The state after a delta: run for every token of a reply, so kept cheap."""
+    values = list(_state_values(state))
+    values[_STATUS] = "streaming"
+    values[_TEXT] = state.text_rope.plus(text)
+    values[_REASONING] = state.reasoning_rope.plus(reasoning)
+    if state.first_token_at is None:
+        values[_FIRST_TOKEN] = now
+    if now is not None:
+        values[_LAST_TOKEN] = now
+    return TurnState(*values)
 
 
 def _add_tool_fragment(state: TurnState, delta: ToolCallDelta, now: float | None) -> TurnState:

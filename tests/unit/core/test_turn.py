@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import gc
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import pytest
 
@@ -228,6 +228,32 @@ def test_a_long_reply_leaves_no_object_per_piece_for_the_collector() -> None:
     grown = len(gc.get_objects()) - before
     assert grown < pieces // 100
     assert state.text == "tok " * pieces
+
+
+def test_a_delta_changes_only_the_text_and_token_times() -> None:
+    retry = RetryScheduled(attempt=1, max_attempts=4, delay=2.0, error=capacity())
+    before = TurnState(
+        text_rope=Rope.of("a"),
+        usage=UsageReport(prompt_tokens=3),
+        finish_reason="length",
+        meta=META,
+        attempt=2,
+        last_retry=retry,
+        started_at=0.5,
+        headers_at=0.7,
+        first_token_at=0.8,
+        last_token_at=0.9,
+        finished_at=None,
+        note="json mode",
+    )
+    after = fold(before, TextDelta("b"), now=2.0)
+    changed = {"status", "text_rope", "last_token_at"}
+    for name in (f.name for f in fields(TurnState)):
+        if name not in changed:
+            assert getattr(after, name) is getattr(before, name), name
+    assert (after.status, after.text, after.last_token_at) == ("streaming", "ab", 2.0)
+    untimed = fold(TurnState(), ReasoningDelta("r"))
+    assert (untimed.reasoning, untimed.first_token_at, untimed.last_token_at) == ("r", None, None)
 
 
 def test_an_older_rope_grows_apart_from_the_newer() -> None:
