@@ -5,13 +5,14 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "DEFAULT_TITLE",
+    "RECORD_FIELDS",
     "ROLE_ASSISTANT",
     "ROLE_SYSTEM",
     "ROLE_TOOL",
@@ -26,6 +27,7 @@ __all__ = [
     "Conversation",
     "ConversationTree",
     "Message",
+    "RecordReader",
     "auto_title",
     "new_id",
 ]
@@ -70,8 +72,42 @@ class Attachment:
     name: str = ""  # the file name it came from, for people ("" when pasted)
 
 
+#: A message's records (JSON objects in the store), in the order ``stored_records`` takes them.
+RECORD_FIELDS = ("request", "usage", "meta", "timings", "error")
+_RECORD_INDEX = {name: index for index, name in enumerate(RECORD_FIELDS)}
+#: Reads one record's stored text (the store's lenient JSON reader).
+RecordReader = Callable[[str], "dict[str, Any] | None"]
+
+
+class _StoredRecords:
+    """A message read from the store keeps its records' text until one is first read: opening
+    a long conversation decoded thousands that only a few shown messages need at once.
+
+    A record not read yet is a slot never set; Python then asks ``__getattr__``, which reads
+    it and sets the slot (so equality, copies, ``replace`` and ``asdict`` all see the value).
+    """
+
+    __slots__ = ("_stored",)
+
+    def stored_records(self, read: RecordReader, texts: tuple[str | None, ...]) -> None:
+        """Leave the records unset, to be read from ``texts`` (RECORD_FIELDS' order)."""
+        self._stored = (read, texts)
+
+    if not TYPE_CHECKING:  # for type checkers a Message has no unknown attributes
+
+        def __getattr__(self, name: str) -> Any:
+            index = _RECORD_INDEX.get(name)
+            if index is None or name == "_stored":
+                raise AttributeError(name)
+            read, texts = self._stored  # only a stored message has records unset
+            text = texts[index]
+            value = None if text is None else read(text)
+            setattr(self, name, value)  # two threads reading it at once set equal values
+            return value
+
+
 @dataclass(slots=True)
-class Message:
+class Message(_StoredRecords):
     """One message; ``parent_id`` links it into its conversation's branch tree."""
 
     id: str

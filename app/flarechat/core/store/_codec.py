@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from flarechat.api import redact
-from flarechat.core.conversation import Attachment, Conversation, Message
+from flarechat.core.conversation import RECORD_FIELDS, Attachment, Conversation, Message
 
 __all__ = [
     "ATTACHMENT_COLUMNS",
@@ -201,6 +201,9 @@ def _load_calls(text: str | None) -> list[dict[str, Any]]:
     return [dict(c) for c in loaded if isinstance(c, dict)]
 
 
+_NO_RECORDS: tuple[None, ...] = (None,) * len(RECORD_FIELDS)
+
+
 def message_from_row(row: Sequence[Any]) -> Message:
     """A message from a row of MESSAGE_COLUMNS, by position (a plain tuple or a Row: reading
     thousands of rows by column name costs more than building the messages)."""
@@ -225,7 +228,7 @@ def message_from_row(row: Sequence[Any]) -> Message:
     ) = row
     # By position, in Message's field order (a test holds it): seventeen keywords cost three
     # times the call, for each of a long conversation's thousands of messages.
-    return Message(
+    message = Message(
         message_id,
         conversation_id,
         parent_id,
@@ -236,16 +239,22 @@ def message_from_row(row: Sequence[Any]) -> Message:
         created_at,
         model,
         finish_reason,
-        # Most records are NULL (a user message has none): skip the call for those.
-        None if request is None else _load_json(request),
-        None if usage is None else _load_json(usage),
-        None if meta is None else _load_json(meta),
-        None if timings is None else _load_json(timings),
-        None if error is None else _load_json(error),
+        None,  # the records: NULL, or read when first asked for (below)
+        None,
+        None,
+        None,
+        None,
         [],  # attachments: added by the store after
         [] if tool_calls is None else _load_calls(tool_calls),
         tool_call_id,
     )
+    texts = (request, usage, meta, timings, error)
+    if texts != _NO_RECORDS:  # most messages of a long chat are never shown: decode on demand
+        for name, text in zip(RECORD_FIELDS, texts, strict=True):
+            if text is not None:
+                delattr(message, name)
+        message.stored_records(_load_json, texts)
+    return message
 
 
 def attachment_values(message_id: str, position: int, attachment: Attachment) -> tuple[Any, ...]:

@@ -3,6 +3,8 @@ empty (logged), messages identical to those written, the path walked on the stor
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 import sqlite3
 from pathlib import Path
@@ -20,6 +22,7 @@ from flarechat.core.conversation import (
     new_id,
 )
 from flarechat.core.store import DB_FILENAME, ChatStore
+from flarechat.core.store import _codec as codec
 
 #: Column texts and what a record reads as (json.loads' rules; anything not an object: None).
 RECORD_TEXTS: list[tuple[str, dict[str, Any] | None]] = [
@@ -174,3 +177,30 @@ def test_every_field_of_a_message_reads_back_in_its_own_place(tmp_path: Path) ->
     assert loaded.path() == [question, reply]
     assert loaded.get(question.id).tool_calls == []
     assert loaded.get(reply.id).attachments == []
+
+
+def test_records_are_read_when_first_asked_for_and_every_use_sees_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening a long conversation decoded every record; now only those read are."""
+    read: list[str] = []
+    real = codec._load_json
+
+    def counting(text: str | None) -> dict[str, Any] | None:
+        read.append(text or "")
+        return real(text)
+
+    conv, written = fill(tmp_path / DB_FILENAME, 6)
+    monkeypatch.setattr(codec, "_load_json", counting)
+    with ChatStore(tmp_path / DB_FILENAME) as store:
+        tree = store.load_tree(conv.id)
+    read.clear()  # the conversation's own params and selection are read at once
+    reply, other = tree.get(written[1].id), tree.get(written[3].id)
+    assert reply.usage == written[1].usage
+    assert read == ['{"prompt_tokens":1,"completion_tokens":2}']
+    assert reply == written[1]  # equality reads the rest
+    assert copy.copy(other) == written[3]
+    assert dataclasses.replace(tree.get(written[5].id), content="x").meta == written[5].meta
+    assert dataclasses.asdict(tree.get(written[1].id))["timings"] == written[1].timings
+    assert list(tree) == written
+    assert not hasattr(tree.get(written[0].id), "_stored")  # a user message has no records
