@@ -30,6 +30,8 @@ LONG_REPLY_CHARS = 60_000
 DELTA_CHARS = 700
 #: Whatever the reply's length, one update parses at most this much Markdown.
 PARSE_BOUND = SETTLE_BUDGET_CHARS + BIG_BLOCK_CHARS + TAIL_RENDER_MAX_CHARS
+#: Settled Markdown parsed by one update of a burst: about a frame's work (~16 ms).
+FRAME_PARSE_CHARS = 2_500
 
 SECTION = """Paragraph {n} explains why a renderer keeps settled blocks and re-renders the tail.
 
@@ -94,6 +96,20 @@ def test_long_reply_parses_a_bounded_amount_per_update(qtbot: QtBot) -> None:
     before = PARSE_STATS.chars
     view.set_markdown(text)  # finishing a streamed reply renders only its tail
     assert PARSE_STATS.chars - before <= PARSE_BOUND
+    qtbot.waitUntil(lambda: not view.is_rendering())
+    assert words(view.plain_text()) == words(text)
+    assert len(view.code_blocks()) == text.count("```python")
+
+
+def test_a_burst_of_settled_text_is_rendered_about_a_frame_at_a_time(qtbot: QtBot) -> None:
+    view = MarkdownView()
+    qtbot.addWidget(view)
+    view.resize(600, 100)
+    text = long_reply(20_000) + "tail"
+    before = PARSE_STATS.chars
+    view.stream_markdown(text)  # a network stall ends: 20 kB arrive in one update
+    assert PARSE_STATS.chars - before <= FRAME_PARSE_CHARS + len("tail")
+    assert view.is_rendering()  # the rest on the following loop turns
     qtbot.waitUntil(lambda: not view.is_rendering())
     assert words(view.plain_text()) == words(text)
     assert len(view.code_blocks()) == text.count("```python")

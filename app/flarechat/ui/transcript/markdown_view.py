@@ -39,8 +39,10 @@ _HEIGHT_CACHE_SIZE = 8
 COPIED_FEEDBACK_MS = 1500
 #: A text up to this long is rendered whole when final (longer: in bounded steps).
 FULL_RENDER_MAX_CHARS = 24_000
-#: Settled Markdown rendered per update (markdown-it is ~0.2-1 MB/s here; more is a stall).
-SETTLE_BUDGET_CHARS = 6_000
+#: Settled Markdown rendered per update: markdown-it plus Qt's insertHtml and layout cost
+#: ~5-7 us a character of reply Markdown here, so this is about one 16 ms frame (6,000 made
+#: a burst after a network stall hold the window ~40 ms); the rest follows on later turns.
+SETTLE_BUDGET_CHARS = 2_000
 #: One block (no blank line, or one code fence) longer than this is never parsed as Markdown:
 #: it is shown as plain text (and a code block this long is not highlighted).
 BIG_BLOCK_CHARS = 8_000
