@@ -20,6 +20,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from flarechat.api.models import ModelInfo
+from flarechat.ui.shared.item_rows import bold, draw_bare_row
 
 __all__ = [
     "MODEL_ROLE",
@@ -277,11 +278,10 @@ class ModelItemDelegate(QStyledItemDelegate):
     def sizeHint(
         self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
     ) -> QSize:
-        bold = QFont(option.font)
-        bold.setBold(True)
-        first = max(QFontMetrics(bold).height(), QFontMetrics(badge_font(bold)).height() + 2)
+        title = bold(option.font)
+        first = max(QFontMetrics(title).height(), QFontMetrics(badge_font(title)).height() + 2)
         second = QFontMetrics(_detail_font(option.font)).height()
-        width = QFontMetrics(bold).horizontalAdvance("m" * 40)
+        width = QFontMetrics(title).horizontalAdvance("m" * 40)
         return QSize(width, 2 * ROW_PADDING_V + first + LINE_GAP + second)
 
     def paint(
@@ -294,13 +294,7 @@ class ModelItemDelegate(QStyledItemDelegate):
         if not isinstance(model, ModelInfo):
             super().paint(painter, option, index)
             return
-        opt = QStyleOptionViewItem(option)
-        self.initStyleOption(opt, index)
-        opt.text = ""
-        widget = opt.widget
-        style = widget.style() if widget is not None else None
-        if style is not None:
-            style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, widget)
+        opt = draw_bare_row(self, painter, option, index, panel_only=False)
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         _RowPainter(painter, opt, model=model, current=model.name == self.current_id).paint()
@@ -333,18 +327,17 @@ class _RowPainter:
         self.muted.setAlpha(MUTED_ALPHA)
 
     def paint(self) -> None:
-        bold = QFont(self.base_font)
-        bold.setBold(True)
-        top_h = max(QFontMetrics(bold).height(), QFontMetrics(badge_font(bold)).height() + 2)
+        title = bold(self.base_font)
+        top_h = max(QFontMetrics(title).height(), QFontMetrics(badge_font(title)).height() + 2)
         top = QRect(self.rect.left(), self.rect.top(), self.rect.width(), top_h)
         detail = _detail_font(self.base_font)
         bottom_h = QFontMetrics(detail).height()
         bottom = QRect(top.left(), top.bottom() + 1 + LINE_GAP, top.width(), bottom_h)
         if self.current:
-            self._draw(bold, self.text, rect=top, text="✓", align=_LEFT)
+            self._draw(title, self.text, rect=top, text="✓", align=_LEFT)
         top.setLeft(top.left() + CHECK_GUTTER)
         bottom.setLeft(bottom.left() + CHECK_GUTTER)
-        self._paint_top(top, bold)
+        self._paint_top(top, title)
         self._paint_bottom(bottom, detail)
 
     def _draw(
@@ -358,7 +351,7 @@ class _RowPainter:
         self.p.drawText(rect, int(align | Qt.AlignmentFlag.AlignVCenter), shown)
         return metrics.horizontalAdvance(shown)
 
-    def _paint_top(self, rect: QRect, bold: QFont) -> None:
+    def _paint_top(self, rect: QRect, title: QFont) -> None:
         ctx = format_context(self.model.context_window)
         detail = _detail_font(self.base_font)
         ctx_w = QFontMetrics(detail).horizontalAdvance(ctx) + COLUMN_GAP if ctx else 0
@@ -366,11 +359,11 @@ class _RowPainter:
             self._draw(detail, self.muted, rect=rect, text=ctx, align=_RIGHT)
         badges = badges_for(self.model)
         room = rect.width() - ctx_w
-        badge_w = badges_width(badges, bold) + COLUMN_GAP if badges else 0
+        badge_w = badges_width(badges, title) + COLUMN_GAP if badges else 0
         name_rect = QRect(rect.left(), rect.top(), max(room - badge_w, room // 2), rect.height())
-        used = self._draw(bold, self.text, rect=name_rect, text=self.model.short_name, align=_LEFT)
+        used = self._draw(title, self.text, rect=name_rect, text=self.model.short_name, align=_LEFT)
         if badges and used + COLUMN_GAP + badge_w - COLUMN_GAP <= room:
-            self.p.setFont(bold)
+            self.p.setFont(title)
             paint_badges(
                 self.p,
                 left=rect.left() + used + COLUMN_GAP,

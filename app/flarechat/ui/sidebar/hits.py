@@ -23,8 +23,9 @@ from PySide6.QtGui import (
     QPalette,
     QTextDocument,
 )
-from PySide6.QtWidgets import QListWidgetItem, QStyle, QStyledItemDelegate, QStyleOptionViewItem
+from PySide6.QtWidgets import QListWidgetItem, QStyledItemDelegate, QStyleOptionViewItem
 
+from flarechat.ui.shared.item_rows import bold, draw_bare_row
 from flarechat.ui.shared.theme import current_palette
 from flarechat.ui.sidebar.snippets import plain_snippet
 
@@ -126,9 +127,8 @@ class SearchHitDelegate(QStyledItemDelegate):
     def sizeHint(
         self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
     ) -> QSize:
-        bold = QFont(option.font)
-        bold.setBold(True)
-        lines = QFontMetrics(bold).lineSpacing() + SNIPPET_LINES * option.fontMetrics.lineSpacing()
+        title = QFontMetrics(bold(option.font)).lineSpacing()
+        lines = title + SNIPPET_LINES * option.fontMetrics.lineSpacing()
         return QSize(0, lines + 2 * PAD_Y)  # as wide as the view: it fills its width
 
     def paint(
@@ -137,15 +137,7 @@ class SearchHitDelegate(QStyledItemDelegate):
         option: QStyleOptionViewItem,
         index: QModelIndex | QPersistentModelIndex,
     ) -> None:
-        styled = QStyleOptionViewItem(option)
-        self.initStyleOption(styled, index)
-        styled.text = ""
-        widget = styled.widget
-        style = widget.style() if widget is not None else None
-        if style is not None:
-            style.drawPrimitive(
-                QStyle.PrimitiveElement.PE_PanelItemViewItem, styled, painter, widget
-            )
+        styled = draw_bare_row(self, painter, option, index, panel_only=True)
         rect: QRect = styled.rect.adjusted(PAD_X, PAD_Y, -PAD_X, -PAD_Y)
         document = self._document(index, font=styled.font, width=rect.width())
         context = QAbstractTextDocumentLayout.PaintContext()
