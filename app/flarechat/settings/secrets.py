@@ -348,7 +348,8 @@ async def _off_loop(call: Callable[[], _T], *, seconds: float) -> _T:
 
     threading.Thread(target=work, name="flarechat-keychain", daemon=True).start()
     try:
-        return await asyncio.wait_for(future, seconds)
+        async with asyncio.timeout(seconds):  # not wait_for: on 3.11 it can eat a cancel
+            return await future
     except TimeoutError:
         raise SecretStoreUnavailable(
             f"The system keychain did not answer in {seconds:g} s. {_SESSION_ONLY}",

@@ -8,6 +8,7 @@ the chat, not the welcome panel.
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -155,3 +156,18 @@ async def test_the_keychain_is_read_even_when_the_window_never_paints(
         await asyncio.wait_for(session.tokens_loaded.wait(), WAIT_S)
         assert prefs.api_token == TOKEN
         assert prefs.account_ready
+
+
+@pytest.mark.asyncio
+async def test_what_start_up_built_is_frozen_out_of_full_collections(
+    tmp_path: Path, emulator: EmulatorServer
+) -> None:
+    """The modules, window and session live as long as the app: once start-up is over they
+    are out of the collector's full passes, which otherwise walked them mid-switch."""
+    gc.unfreeze()  # whatever an earlier test in this process froze
+    assert gc.get_freeze_count() == 0
+    secrets = MemorySecretStore({API_TOKEN: TOKEN})
+    prefs = await _prefs(tmp_path, secrets, make_settings(emulator))
+    async with _session(tmp_path, prefs, []) as session:
+        await asyncio.wait_for(session.tokens_loaded.wait(), WAIT_S)
+        assert gc.get_freeze_count() > 0
