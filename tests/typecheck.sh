@@ -23,7 +23,10 @@ check app:tests/unit/api:tests tests/unit/api
 check app:tests/unit/core/session tests/unit/core tests/unit/*.py
 check app:tests/unit/emulator tests/unit/emulator
 check app:tests tests/unit/settings
-check app:tests/ui:tests/ui/window:tests/ui/transcript:tests/ui/capabilities tests/ui
+check app:tests/ui:tests/ui/window:tests/ui/transcript:tests/ui/capabilities:tests tests/ui \
+    --exclude 'tests/ui/transcript/conftest\.py$'
+# On its own: with tests/ui/transcript on MYPYPATH it would be a second top-level "conftest".
+check app:tests/ui:tests tests/ui/transcript/conftest.py
 check app:tests tests/integration
 check app:tests tests/packaging
 check app:tests/faults:tests/ui:tests tests/faults

@@ -15,16 +15,6 @@ from flarechat.ui.shared.theme import Scheme, apply_theme
 from flarechat.ui.window.main_window import ZOOM_STEP
 
 
-@pytest.fixture
-def composer(qtbot: QtBot) -> ComposerWidget:
-    widget = ComposerWidget()
-    qtbot.addWidget(widget)
-    widget.resize(600, 80)
-    widget.show()
-    qtbot.waitExposed(widget)
-    return widget
-
-
 def type_text(qtbot: QtBot, composer: ComposerWidget, text: str) -> None:
     qtbot.keyClicks(composer.editor, text)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from PySide6.QtCore import QMimeData, Qt
 from pytestqt.qtbot import QtBot
 
@@ -10,16 +9,6 @@ from flarechat.ui.chat.composer import LONG_TEXT_CHARS, ComposerWidget
 
 MEGABYTE = 1024 * 1024
 PASTE = ("All work and no play makes a long paste. " * (MEGABYTE // 41 + 1))[:MEGABYTE]
-
-
-@pytest.fixture
-def composer(qtbot: QtBot) -> ComposerWidget:
-    widget = ComposerWidget()
-    qtbot.addWidget(widget)
-    widget.resize(600, 120)
-    widget.show()
-    qtbot.waitExposed(widget)
-    return widget
 
 
 def _paste(composer: ComposerWidget, text: str) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QTextBrowser
@@ -31,16 +30,6 @@ print(heron)
 | Heron | tall |
 | Egret | white |
 """
-
-
-@pytest.fixture
-def transcript(qtbot: QtBot) -> TranscriptView:
-    view = TranscriptView()
-    qtbot.addWidget(view)
-    view.resize(720, 480)
-    view.show()
-    qtbot.waitExposed(view)
-    return view
 
 
 def shown(transcript: TranscriptView, data: MessageData) -> MessageView:

@@ -19,6 +19,7 @@ from pytestqt.qtbot import QtBot
 
 from flarechat.ui.transcript.message_view import MessageData, MessageView
 from flarechat.ui.transcript.transcript import TranscriptView
+from support.widgets import shown
 
 MODEL = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
 ACTION_NAMES = {"Copy message", "Edit and resend", "Regenerate", "View as code"}
@@ -38,13 +39,7 @@ class Window(QWidget):
 
 @pytest.fixture
 def window(qtbot: QtBot) -> Window:
-    window = Window()
-    qtbot.addWidget(window)
-    window.resize(720, 520)
-    window.show()
-    window.activateWindow()
-    qtbot.waitActive(window)
-    return window
+    return shown(qtbot, Window(), size=(720, 520), active=True)
 
 
 def conversation(transcript: TranscriptView) -> tuple[MessageView, MessageView, MessageView]:
@@ -137,6 +132,7 @@ def test_tab_from_the_field_before_lands_on_the_first_action(window: Window) -> 
     window.field.setFocus(Qt.FocusReason.OtherFocusReason)
     focused: QWidget | None = window.field
     for _ in range(4):  # past the scroll area, if it takes focus itself
+        assert focused is not None
         QTest.keyClick(focused, Qt.Key.Key_Tab)
         focused = QApplication.focusWidget()
         if isinstance(focused, QToolButton):

@@ -28,16 +28,6 @@ MODEL = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
 FLUSH_WAIT_MS = FLUSH_INTERVAL_MS * 3
 
 
-@pytest.fixture
-def transcript(qtbot: QtBot) -> TranscriptView:
-    view = TranscriptView()
-    qtbot.addWidget(view)
-    view.resize(720, 480)
-    view.show()
-    qtbot.waitExposed(view)
-    return view
-
-
 def user(message_id: str, text: str = "Hello") -> MessageData:
     return MessageData(id=message_id, role="user", content=text)
 

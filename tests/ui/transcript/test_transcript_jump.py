@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
@@ -15,16 +14,6 @@ from flarechat.ui.transcript.transcript import (
 )
 
 HISTORY = 5000
-
-
-@pytest.fixture
-def transcript(qtbot: QtBot) -> TranscriptView:
-    view = TranscriptView()
-    qtbot.addWidget(view)
-    view.resize(720, 480)
-    view.show()
-    qtbot.waitExposed(view)
-    return view
 
 
 def conversation(count: int) -> list[MessageData]:

@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
 from pytestqt.qtbot import QtBot
 
 from flarechat.ui.control.view_data import MessageData, PathView
 from flarechat.ui.transcript.transcript import MAX_LIVE_MESSAGES, PAGE_SIZE, TranscriptView
 
 HISTORY = 5000
-
-
-@pytest.fixture
-def transcript(qtbot: QtBot) -> TranscriptView:
-    view = TranscriptView()
-    qtbot.addWidget(view)
-    view.resize(720, 480)
-    view.show()
-    qtbot.waitExposed(view)
-    return view
 
 
 def make(position: int) -> MessageData:
