@@ -10,10 +10,12 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication
 from shell_helpers import WAIT, ChatEnv, Recorder, chat_env
 
 from flarechat.emulator import EmulatorServer
+from flarechat.ui.chat.panels import FindBar
 from flarechat.ui.transcript.transcript import MAX_LIVE_MESSAGES, TranscriptView
 from flarechat.ui.window.main_window import MainWindow
 
@@ -68,3 +70,15 @@ async def settled_at(transcript: TranscriptView, message_id: str) -> None:
     assert on_screen(transcript, message_id), f"{message_id} is not on screen"
     assert transcript.marked(message_id), "the match is not marked in the message"
     assert transcript.live_count <= MAX_LIVE_MESSAGES
+
+
+async def find_in(
+    env: ChatEnv, main: MainWindow, conversation_id: str
+) -> tuple[TranscriptView, FindBar]:
+    """Open the conversation, then show the find bar as Ctrl+F does (the window's Find action)."""
+    env.workspace.open(conversation_id)
+    await env.recorder.wait("conversation_opened", lambda c, _m: c == conversation_id)
+    wanted = QKeySequence.keyBindings(QKeySequence.StandardKey.Find)
+    find: QAction = next(a for a in main.actions() if a.shortcuts() and a.shortcuts() == wanted)
+    find.trigger()
+    return main.pane.transcript, main.pane.find_bar

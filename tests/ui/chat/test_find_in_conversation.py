@@ -6,24 +6,18 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
-from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QWidget
-from window_helpers import settled_at, window
+from window_helpers import find_in, settled_at, window
 
 from flarechat.core.conversation import (
-    ROLE_ASSISTANT,
-    ROLE_USER,
     Conversation,
     ConversationTree,
-    Message,
     new_id,
 )
-from flarechat.core.store import ChatStore
 from flarechat.emulator import EmulatorServer
-from flarechat.ui.window.main_window import MainWindow
+from support.conversations import chain, save
 
 pytestmark = pytest.mark.asyncio
 
@@ -43,32 +37,16 @@ def _text(index: int) -> str:
     return f"Message {index}: nothing to see."
 
 
-def _chain(conversation: Conversation, texts: list[str], *, start: float) -> list[Message]:
-    messages: list[Message] = []
-    for index, text in enumerate(texts):
-        role = ROLE_USER if index % 2 == 0 else ROLE_ASSISTANT
-        parent = messages[-1].id if messages else None
-        messages.append(Message(new_id(), conversation.id, parent, role, text))
-        messages[-1].created_at = start + index
-    return messages
-
-
 def seed(path: Path) -> tuple[str, list[str]]:
     """The 3,000-message conversation (its 700 matching ids, in order) and another one that
     mentions the word in its title and messages."""
     start = time.time() - 2 * MESSAGES
     long_haul = Conversation(id=new_id(), title="Long haul")
-    messages = _chain(long_haul, [_text(i) for i in range(MESSAGES)], start=start)
+    messages = chain(long_haul, [_text(i) for i in range(MESSAGES)], start=start)
     other = Conversation(id=new_id(), title=f"More {WORD} sightings")
-    others = _chain(other, [f"A {WORD} again", f"and a {WORD} there"], start=start + MESSAGES)
-    with ChatStore(path) as store:
-        store.insert_trees([ConversationTree(long_haul, messages), ConversationTree(other, others)])
+    others = chain(other, [f"A {WORD} again", f"and a {WORD} there"], start=start + MESSAGES)
+    save(path, [ConversationTree(long_haul, messages), ConversationTree(other, others)])
     return long_haul.id, [m.id for i, m in enumerate(messages) if i % PERIOD < HITS_PER_PERIOD]
-
-
-def _find_action(main: MainWindow) -> Any:
-    wanted = QKeySequence.keyBindings(QKeySequence.StandardKey.Find)
-    return next(a for a in main.actions() if a.shortcuts() and a.shortcuts() == wanted)
 
 
 async def test_all_700_matches_are_reachable_with_next_and_previous(
@@ -77,10 +55,7 @@ async def test_all_700_matches_are_reachable_with_next_and_previous(
     conversation_id, wanted = await asyncio.to_thread(seed, tmp_path / "chat.sqlite3")
     assert len(wanted) == MATCHES == 700
     async with window(emulator, tmp_path) as (env, main, seen):
-        env.workspace.open(conversation_id)
-        await env.recorder.wait("conversation_opened", lambda c, _m: c == conversation_id)
-        transcript, bar = main.pane.transcript, main.pane.find_bar
-        _find_action(main).trigger()
+        transcript, bar = await find_in(env, main, conversation_id)
         shown: list[str] = []
         bar.match_selected.connect(lambda message_id, _query: shown.append(message_id))
         bar.field.setText(WORD)
@@ -110,10 +85,7 @@ async def test_the_match_itself_is_marked_and_the_marks_go_with_the_query(
 ) -> None:
     conversation_id, wanted = await asyncio.to_thread(seed, tmp_path / "chat.sqlite3")
     async with window(emulator, tmp_path) as (env, main, seen):
-        env.workspace.open(conversation_id)
-        await env.recorder.wait("conversation_opened", lambda c, _m: c == conversation_id)
-        transcript, bar = main.pane.transcript, main.pane.find_bar
-        _find_action(main).trigger()
+        transcript, bar = await find_in(env, main, conversation_id)
         bar.field.setText(WORD.upper())  # case does not matter
         await seen.wait("find_results")
         await settled_at(transcript, wanted[-1])

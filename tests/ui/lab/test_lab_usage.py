@@ -14,16 +14,13 @@ from window_helpers import until, window
 
 from flarechat.core import meters
 from flarechat.core.conversation import (
-    ROLE_ASSISTANT,
-    ROLE_USER,
     Conversation,
     ConversationTree,
-    Message,
     new_id,
 )
-from flarechat.core.store import ChatStore
 from flarechat.emulator import EmulatorServer
 from flarechat.ui.lab.controller import USAGE_INLINE_MAX
+from support.conversations import chain, save
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
 
@@ -31,17 +28,10 @@ pytestmark = pytest.mark.asyncio(loop_scope="function")
 def stored_conversation(path: Path, count: int) -> str:
     """A stored conversation of ``count`` messages, each reply billed 2 neurons."""
     conversation = Conversation(id=new_id(), title=f"{count} messages")
-    tree = ConversationTree(conversation)
-    parent: str | None = None
-    for index in range(count):
-        role = ROLE_USER if index % 2 == 0 else ROLE_ASSISTANT
-        message = Message(new_id(), conversation.id, parent, role, f"m{index}", created_at=index)
-        if role == ROLE_ASSISTANT:
-            message.usage = {"prompt_tokens": 10, "completion_tokens": 5, "neurons": 2.0}
-        tree.add(message)
-        parent = message.id
-    with ChatStore(path) as store:
-        store.insert_trees([tree])
+    messages = chain(conversation, [f"m{index}" for index in range(count)])
+    for reply in messages[1::2]:
+        reply.usage = {"prompt_tokens": 10, "completion_tokens": 5, "neurons": 2.0}
+    save(path, [ConversationTree(conversation, messages)])
     return conversation.id
 
 

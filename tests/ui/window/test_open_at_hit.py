@@ -11,19 +11,11 @@ import pytest
 from PySide6.QtWidgets import QWidget
 from window_helpers import until, window
 
-from flarechat.core.conversation import (
-    ROLE_ASSISTANT,
-    ROLE_USER,
-    Conversation,
-    ConversationTree,
-    Message,
-    new_id,
-)
-from flarechat.core.store import ChatStore
 from flarechat.emulator import EmulatorServer
 from flarechat.ui.control.view_data import MessageData, PathView
 from flarechat.ui.transcript.message_list import PAGE_SIZE
 from flarechat.ui.transcript.message_view import MessageView
+from support.conversations import stored_chain
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
 HISTORY = 3000
@@ -31,18 +23,8 @@ HIT = 400
 
 
 def stored(path: Path) -> tuple[str, list[str]]:
-    conversation = Conversation(id=new_id(), title="Far back")
-    start = time.time() - HISTORY
-    messages: list[Message] = []
-    for index in range(HISTORY):
-        role = ROLE_USER if index % 2 == 0 else ROLE_ASSISTANT
-        parent = messages[-1].id if messages else None
-        messages.append(
-            Message(new_id(), conversation.id, parent, role, f"m{index}", created_at=start + index)
-        )
-    with ChatStore(path) as store:
-        store.insert_trees([ConversationTree(conversation, messages)])
-    return conversation.id, [m.id for m in messages]
+    texts = [f"m{index}" for index in range(HISTORY)]
+    return stored_chain(path, texts, title="Far back", start=time.time() - HISTORY)
 
 
 async def test_a_hit_far_back_opens_there_without_building_the_newest_page(

@@ -6,20 +6,17 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QKeySequence
+from PySide6.QtGui import QColor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QWidget
-from window_helpers import settled_at, window
+from window_helpers import find_in, settled_at, window
 
 from flarechat.core.conversation import (
     ROLE_ASSISTANT,
-    ROLE_USER,
     Conversation,
-    ConversationTree,
     Message,
     new_id,
 )
@@ -28,7 +25,7 @@ from flarechat.core.store import ChatStore, utc_day_start
 from flarechat.emulator import EmulatorServer
 from flarechat.ui.shared.theme import LIGHT
 from flarechat.ui.sidebar.hits import hit_html
-from flarechat.ui.window.main_window import MainWindow
+from support.conversations import stored_chain
 
 pytestmark = pytest.mark.asyncio
 
@@ -49,23 +46,18 @@ def _text(index: int) -> str:
 
 def long_conversation(path: Path, *, title: str = "Long haul") -> tuple[str, list[str]]:
     """A stored HISTORY-message conversation (one transaction); its id and message ids."""
-    conversation = Conversation(id=new_id(), title=title)
-    start = time.time() - HISTORY
-    messages: list[Message] = []
-    for index in range(HISTORY):
-        messages.append(
-            Message(
-                id=f"m{index:04d}-{new_id()[:8]}",
-                conversation_id=conversation.id,
-                parent_id=messages[-1].id if messages else None,
-                role=ROLE_USER if index % 2 == 0 else ROLE_ASSISTANT,
-                content=_text(index),
-                created_at=start + index,
-            )
-        )
-    with ChatStore(path) as store:
-        store.insert_trees([ConversationTree(conversation, messages)])
-    return conversation.id, [m.id for m in messages]
+    return stored_chain(
+        path,
+        [_text(index) for index in range(HISTORY)],
+        title=title,
+        start=time.time() - HISTORY,
+        message_id=_message_id,
+    )
+
+
+def _message_id(index: int) -> str:
+    """Ids that say where a message stands, for readable failures."""
+    return f"m{index:04d}-{new_id()[:8]}"
 
 
 async def test_a_search_hit_3000_messages_back_opens_the_conversation_there(
@@ -111,11 +103,7 @@ async def test_find_next_and_previous_walk_across_pages(
 ) -> None:
     conversation_id, ids = await asyncio.to_thread(long_conversation, tmp_path / "chat.sqlite3")
     async with window(emulator, tmp_path) as (env, main, seen):
-        env.workspace.open(conversation_id)
-        await env.recorder.wait("conversation_opened", lambda c, _m: c == conversation_id)
-        transcript, bar = main.pane.transcript, main.pane.find_bar
-        find = _action(main, QKeySequence.StandardKey.Find)
-        find.trigger()
+        transcript, bar = await find_in(env, main, conversation_id)
         assert bar.isVisible()
         bar.field.setText("heron")
         query, matches = await seen.wait("find_results")
@@ -130,11 +118,6 @@ async def test_find_next_and_previous_walk_across_pages(
         QTest.keyClick(bar.field, Qt.Key.Key_Return)  # Enter: next
         await settled_at(transcript, ids[FIND_AT[1]])
         assert bar.count.text() == "2 of 3"
-
-
-def _action(main: MainWindow, key: QKeySequence.StandardKey) -> Any:
-    wanted = QKeySequence.keyBindings(key)
-    return next(a for a in main.actions() if a.shortcuts() and a.shortcuts() == wanted)
 
 
 def _stored_reply(conversation: Conversation, *, at: float, neurons: float) -> Message:

@@ -24,6 +24,7 @@ from flarechat.core.store import (
     AsyncChatStore,
     ChatStore,
 )
+from support.conversations import chain
 
 MESSAGES = 3000
 #: Messages whose index modulo PERIOD is below HITS_PER_PERIOD mention the word: 700 of 3000.
@@ -43,22 +44,6 @@ def _text(index: int) -> str:
     return f"Message {index}: nothing to see."
 
 
-def _chain(conversation: Conversation, texts: list[str], *, start: float) -> list[Message]:
-    messages: list[Message] = []
-    for index, text in enumerate(texts):
-        messages.append(
-            Message(
-                id=new_id(),
-                conversation_id=conversation.id,
-                parent_id=messages[-1].id if messages else None,
-                role=ROLE_USER if index % 2 == 0 else ROLE_ASSISTANT,
-                content=text,
-                created_at=start + index,
-            )
-        )
-    return messages
-
-
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[ChatStore]:
     with ChatStore(tmp_path / DB_FILENAME) as s:
@@ -70,14 +55,14 @@ def seed(store: ChatStore) -> tuple[str, list[str]]:
     off its first message), and two other conversations mentioning it (one in its title)."""
     start = time.time() - 2 * MESSAGES
     long_haul = Conversation(id=new_id(), title="Long haul")
-    messages = _chain(long_haul, [_text(i) for i in range(MESSAGES)], start=start)
+    messages = chain(long_haul, [_text(i) for i in range(MESSAGES)], start=start)
     # The earlier version of a reply, written after everything else: found, and last.
     side = Message(
         new_id(), long_haul.id, messages[0].id, ROLE_ASSISTANT, f"The older {WORD} reply."
     )
     side.created_at = start + MESSAGES
     other = Conversation(id=new_id(), title=f"More {WORD} sightings")
-    others = _chain(other, [f"A {WORD} again", f"and a {WORD} here"], start=start)
+    others = chain(other, [f"A {WORD} again", f"and a {WORD} here"], start=start)
     store.insert_trees(
         [ConversationTree(long_haul, [*messages, side]), ConversationTree(other, others)]
     )

@@ -23,6 +23,7 @@ from flarechat.core.conversation import (
 )
 from flarechat.core.store import DB_FILENAME, ChatStore
 from flarechat.core.store import _codec as codec
+from support.conversations import chain, save
 
 #: Column texts and what a record reads as (json.loads' rules; anything not an object: None).
 RECORD_TEXTS: list[tuple[str, dict[str, Any] | None]] = [
@@ -46,22 +47,16 @@ RECORD_TEXTS: list[tuple[str, dict[str, Any] | None]] = [
 
 def fill(path: Path, count: int) -> tuple[Conversation, list[Message]]:
     conv = Conversation(id=new_id(), title="Read back")
-    tree = ConversationTree(conv)
-    parent: str | None = None
-    for index in range(count):
-        role = ROLE_USER if index % 2 == 0 else ROLE_ASSISTANT
-        message = Message(new_id(), conv.id, parent, role, f"text {index}", created_at=index)
-        if role == ROLE_ASSISTANT:
+    messages = chain(conv, [f"text {index}" for index in range(count)])
+    for index, message in enumerate(messages):
+        if message.role == ROLE_ASSISTANT:
             message.usage = {"prompt_tokens": index, "completion_tokens": 2 * index}
             message.meta = {"log_id": f"log{index}", "cache_status": "MISS"}
             message.timings = {"ttft": index / 10}
             message.request = {"model": "@cf/m", "route": "direct"}
             message.tool_calls = [{"id": f"call{index}", "name": "f", "arguments": "{}"}]
-        tree.add(message)
-        parent = message.id
-    with ChatStore(path) as store:
-        store.insert_trees([tree])
-    return conv, list(tree)
+    save(path, [ConversationTree(conv, messages)])
+    return conv, messages
 
 
 def same(loaded: Any, expected: Any) -> bool:
