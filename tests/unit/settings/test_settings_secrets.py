@@ -290,7 +290,7 @@ def no_bus(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[int]:
 
     def counted() -> list[keyring.backend.KeyringBackend]:
         discoveries.append(1)
-        return cast("list[keyring.backend.KeyringBackend]", discover())
+        return discover()
 
     monkeypatch.delenv("PYTHON_KEYRING_BACKEND")
     monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS", raising=False)
