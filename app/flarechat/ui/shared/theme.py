@@ -214,6 +214,7 @@ def _install(app: QApplication, palette: Palette) -> None:
     # No application stylesheet: QSS makes every widget (hundreds per transcript) slower to
     # create and polish; our widgets paint their panels from the Palette instead.
     _ThemeState.palette = palette
+    _MonoState.family = None
     app.setPalette(qt_palette(palette))
 
 
@@ -266,6 +267,7 @@ def apply_font_size(app: QApplication, points: int) -> QFont:
     if points > 0:
         font.setPointSize(points)
     app.setFont(font)
+    _MonoState.family = None
     return font
 
 
@@ -293,10 +295,19 @@ def mute(widget: W) -> W:
     return widget
 
 
+class _MonoState:
+    """The fixed-pitch family, asked of Qt once: a streamed reply asks ~470 times (~0.1 ms
+    each, on the GUI thread); forgotten when the theme or the font size is applied."""
+
+    family: str | None = None
+
+
 def monospace_family() -> str:
     """The system's fixed-pitch font family (for code), e.g. "DejaVu Sans Mono"."""
-    family = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).family()
-    return family or "monospace"
+    if _MonoState.family is None:
+        family = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).family()
+        _MonoState.family = family or "monospace"
+    return _MonoState.family
 
 
 def named(widget: W, name: str) -> W:
