@@ -88,3 +88,19 @@ def test_scrolling_down_from_a_far_message_pages_in_below_though_the_top_is_near
     qtbot.waitUntil(lambda: not column.is_loading())
     following = f"m{int(after[1:]) + 1}"
     assert column.view_for(following) is not None
+
+
+def test_a_jump_far_back_covers_the_viewport_before_the_next_paint(
+    qtbot: QtBot, column: MessageList
+) -> None:
+    column.set_items(PathView([f"m{i}" for i in range(HISTORY)], make))
+    qtbot.waitUntil(lambda: not column.is_loading())
+    column.scroll_to("m100")  # no loop turn in between: nothing could paint the hit alone
+    assert not column.is_loading()
+    hit = column.view_for("m100")
+    assert hit is not None
+    assert column.view_for("m99") is not None  # the strip above it
+    bar = column.scroll_area.verticalScrollBar()
+    assert hit.y() - bar.value() == FOCUS_TOP_PX
+    bottom = bar.value() + column.scroll_area.viewport().height()
+    assert live_views(column)[-1].geometry().bottom() >= bottom

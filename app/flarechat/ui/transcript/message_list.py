@@ -41,6 +41,9 @@ JUMP_ABOVE_SCREENS = 0.5
 #: creates at most PAGE_STEP message widgets and stops early after FILL_BUDGET_S of work.
 PAGE_STEP = 4
 FILL_BUDGET_S = 0.012
+#: A jump far back fills the viewport in the turn it is asked for, within this budget: a
+#: page painted before it is covered is painted twice (the hit alone, then the page).
+JUMP_BUDGET_S = 0.030
 #: Message widgets alive at most; pages beyond this are dropped at the far end.
 MAX_LIVE_MESSAGES = 64
 #: Load the next page when the viewport is this close to the loaded top/bottom, px.
@@ -386,15 +389,25 @@ class MessageList(QWidget):
         position = self.position(message_id)
         if position is None:
             return None
-        if not self._first <= position < self._last:
+        jumped = not self._first <= position < self._last
+        if jumped:
             self._jump_window(position)
         view = self._views[message_id]
         self._stick = False
         self._focus = (view, FOCUS_TOP_PX)
         with self._anchored():
             pass  # places it
+        if jumped:
+            self._cover_now()
         self._schedule_fill()
         return view
+
+    def _cover_now(self) -> None:
+        """Fill a jump's viewport now (within JUMP_BUDGET_S), not a loop turn later: the
+        window would first paint the hit alone, then the page again."""
+        deadline = time.perf_counter() + JUMP_BUDGET_S
+        while self._cover is not None and self._filling() and time.perf_counter() < deadline:
+            self._fill_step()
 
     def scroll_to_latest(self) -> None:
         """Show the newest message and follow the reply again (the jump button's action)."""
