@@ -8,6 +8,7 @@ the only module besides ``cli`` that starts the in-process emulator (import-lint
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from typing import TYPE_CHECKING
@@ -26,6 +27,31 @@ TEST_AUTOSEND_ENV = "FLARECHAT_TEST_AUTOSEND"
 #: httpx's own command line; ``import httpx`` loads it (with click, rich and pygments, ~100 ms
 #: at start-up) unless it is unavailable, as in the bundle, which excludes rich.
 HTTPX_CLI_MODULE = "httpx._main"
+#: The Qt-free parts of the window, imported before PySide6 is (issue #12). PySide6's
+#: ``__feature__`` import hook reads the source of every module named by an import statement
+#: run after PySide6 was first imported (``inspect.getsource``, looking for "PySide6"); the
+#: import statements inside these run before it: 144 files read before the first paint, not 208.
+QT_FREE_WINDOW_MODULES = (
+    "asyncio",
+    "html",
+    "flarechat.api.retry",
+    "flarechat.api.tokens",
+    "flarechat.core.capabilities",
+    "flarechat.core.catalogue",
+    "flarechat.core.connect",
+    "flarechat.core.export",
+    "flarechat.core.lab.documents",
+    "flarechat.core.lab.exchange",
+    "flarechat.core.lab.library",
+    "flarechat.core.lab.presets",
+    "flarechat.core.lab.prompt_library",
+    "flarechat.core.lab.storage",
+    "flarechat.core.meters",
+    "flarechat.core.session",
+    "flarechat.core.store",
+    "flarechat.settings.secrets",
+    "flarechat.settings.store",
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -68,7 +94,14 @@ def _start_demo() -> DemoBackend:
     )
 
 
+def _import_before_qt() -> None:
+    """Import the window's Qt-free modules while PySide6's import hook is not yet installed."""
+    for name in QT_FREE_WINDOW_MODULES:
+        importlib.import_module(name)
+
+
 def _run_gui(*, demo: bool) -> int:
+    _import_before_qt()
     from flarechat.logsetup import configure_file_logging
     from flarechat.ui.app import GuiOptions, run_gui
 

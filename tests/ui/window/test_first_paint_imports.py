@@ -111,3 +111,85 @@ def test_first_paint_loads_no_network_keychain_markdown_or_dialog(
     assert "flarechat.ui.window.main_window" in loaded  # the probe saw the real window
     early = [name for name in NOT_AT_FIRST_PAINT if name in loaded]
     assert early == []
+
+
+#: Like ``PROBE``, but PySide6 is not imported before ``main`` (as in ``python -m flarechat``):
+#: an audit hook installs the paint filter at the first import once the QApplication exists,
+#: and ``sys.modules`` is written in import order.
+PROBE_IN_ORDER = """
+import json, sys
+probe = None
+
+def on_import(event, args):
+    global probe
+    if probe is not None or event != "import" or "PySide6.QtWidgets" not in sys.modules:
+        return
+    widgets, core = sys.modules["PySide6.QtWidgets"], sys.modules["PySide6.QtCore"]
+    app = widgets.QApplication.instance()
+    if app is None:
+        return
+
+    class AtFirstPaint(core.QObject):
+        done = False
+
+        def eventFilter(self, watched, event):
+            if (
+                not self.done
+                and event.type() == core.QEvent.Type.Paint
+                and isinstance(watched, widgets.QMainWindow)
+            ):
+                self.done = True
+                with open(sys.argv[1], "w", encoding="utf-8") as out:
+                    json.dump(list(sys.modules), out)
+                core.QTimer.singleShot(0, watched.close)
+            return False
+
+    probe = AtFirstPaint()
+    app.installEventFilter(probe)
+
+sys.addaudithook(on_import)
+from flarechat.main import main
+sys.exit(main([]))
+"""
+#: Modules first imported after PySide6 by the first paint: the window's Qt modules (~70 today)
+#: and little else. Each is read by PySide6's ``__feature__`` import hook (issue #12).
+MAX_MODULES_AFTER_PYSIDE = 90
+
+
+def _modules_in_import_order(tmp_path: Path) -> list[str]:
+    out = tmp_path / "modules.json"
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": "offscreen",
+        "FLARECHAT_HOME": str(home),
+        "PYTHON_KEYRING_BACKEND": KEYRING_BACKEND,
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE_IN_ORDER, str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=START_TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    loaded: list[str] = json.loads(out.read_text(encoding="utf-8"))
+    return loaded
+
+
+def test_qt_free_modules_are_imported_before_pyside(tmp_path: Path) -> None:
+    """PySide6's import hook reads the source of what is imported after it; the window's
+    Qt-free modules (core, settings, api) come before it, so it reads ~60 files fewer."""
+    order = _modules_in_import_order(tmp_path)
+    assert "flarechat.ui.window.main_window" in order  # the probe saw the real window
+    after_pyside = order[order.index("PySide6") :]
+    qt_free_late = [
+        name
+        for name in after_pyside
+        if name.startswith("flarechat.") and not name.startswith("flarechat.ui")
+    ]
+    assert qt_free_late == []
+    assert "asyncio" not in after_pyside
+    assert len(after_pyside) <= MAX_MODULES_AFTER_PYSIDE, after_pyside
