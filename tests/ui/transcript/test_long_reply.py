@@ -228,3 +228,31 @@ def test_a_reply_full_of_tables_starts_a_new_page_every_few_dozen_tables(qtbot: 
     assert len(per_page) <= 4
     assert sum(per_page) == TABLES_PER_PAGE * 3
     assert view.plain_text().count("llama") == TABLES_PER_PAGE * 3
+
+
+def test_a_table_row_still_arriving_does_not_render_the_tail_again(qtbot: QtBot) -> None:
+    view = MarkdownView()
+    qtbot.addWidget(view)
+    table = "Intro\n\n| Model | TTFT |\n|---|---|\n"
+    view.stream_markdown(table)
+    shown = view.plain_text()
+    parses = PARSE_STATS.calls
+    for piece in ("| lla", "| llama | 0.", "| llama | 0.4 s |"):
+        view.stream_markdown(table + piece)
+        assert view.set_chars == 0  # nothing handed to Qt: the row is held back
+        assert view.plain_text() == shown
+    assert PARSE_STATS.calls == parses
+    view.stream_markdown(table + "| llama | 0.4 s |\n")
+    assert view.set_chars > 0
+    assert "0.4 s" in view.plain_text()
+
+
+def test_the_final_render_shows_the_row_streaming_held_back(qtbot: QtBot) -> None:
+    view = MarkdownView()
+    qtbot.addWidget(view)
+    text = "Intro\n\n| Model | TTFT |\n|---|---|\n| llama | 0.4 s |"
+    view.stream_markdown(text)
+    assert "0.4 s" not in view.plain_text()
+    view.set_markdown(text)
+    assert "0.4 s" in view.plain_text()
+    assert "|" not in view.plain_text()

@@ -151,6 +151,7 @@ class MarkdownView(QWidget):
         self._raw_end: int | None = None  # the tail is plain text[done:raw_end]
         self._raw_format = QTextCharFormat()
         self._code_tail: tuple[int, str] | None = None  # (done, code shown) of an open fence
+        self._tail_shown: str | None = None  # the Markdown the rendered tail shows
         self._streaming = False
         self._final = False
         self._more = QTimer(self)
@@ -257,6 +258,7 @@ class MarkdownView(QWidget):
         self._done = self._tail_pos = 0
         self._raw_end = None
         self._code_tail = None
+        self._tail_shown = None
         self._text, self._final = "", False
 
     def _update(self, text: str) -> None:
@@ -330,10 +332,13 @@ class MarkdownView(QWidget):
         if len(tail) > TAIL_RENDER_MAX_CHARS:
             self._show_raw_tail()
             return
-        self._drop_tail()
         shown = tail if self._final else hold_back_partial_row(tail)
+        if shown == self._tail_shown:
+            return  # e.g. a table row still arriving: held back, so nothing new to show
+        self._drop_tail()
         if shown.strip():
             self._show_tail_html(shown)
+            self._tail_shown = shown
 
     def _show_code_tail(self, tail: str) -> bool:
         """A tail that is one open code fence: rendered once (language, Copy, plain code),
@@ -371,6 +376,7 @@ class MarkdownView(QWidget):
         """Delete the document after the settled part (the tail's last rendering)."""
         self._raw_end = None
         self._code_tail = None
+        self._tail_shown = None
         if self._end() <= self._tail_pos:
             return
         cursor = QTextCursor(self._doc())
