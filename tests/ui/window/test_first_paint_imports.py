@@ -10,13 +10,11 @@ shutdown runs and the process must exit 0).
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from support.first_paint import at_first_paint, run_probe
 
 #: Loaded only once used: the HTTP client's stack, the keychain, Markdown, highlighting and the
 #: settings dialogs.
@@ -38,55 +36,10 @@ NOT_AT_FIRST_PAINT = (
     "flarechat.core.lab.request_view",
     "flarechat.core.request_code",
 )
-START_TIMEOUT_S = 120
-#: Any keychain: a backend that answers at once without D-Bus ("no keychain").
-KEYRING_BACKEND = "keyring.backends.fail.Keyring"
-
-PROBE = """
-import json, sys
-from PySide6.QtCore import QEvent, QObject, QTimer
-from PySide6.QtWidgets import QApplication, QMainWindow
-
-class AtFirstPaint(QObject):
-    done = False
-
-    def eventFilter(self, watched, event):
-        if not self.done and event.type() == QEvent.Type.Paint and isinstance(watched, QMainWindow):
-            self.done = True
-            with open(sys.argv[1], "w", encoding="utf-8") as out:
-                json.dump(sorted(sys.modules), out)
-            QTimer.singleShot(0, watched.close)
-        return False
-
-app = QApplication(sys.argv[:1])
-probe = AtFirstPaint()
-app.installEventFilter(probe)
-from flarechat.main import main
-sys.exit(main([]))
-"""
 
 
 def _modules_at_first_paint(tmp_path: Path, *, env: dict[str, str]) -> set[str]:
-    out = tmp_path / "modules.json"
-    home = tmp_path / "home"
-    home.mkdir()
-    full_env = {
-        **os.environ,
-        "QT_QPA_PLATFORM": "offscreen",
-        "FLARECHAT_HOME": str(home),
-        "PYTHON_KEYRING_BACKEND": KEYRING_BACKEND,
-        **env,
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, str(out)],
-        env=full_env,
-        capture_output=True,
-        text=True,
-        timeout=START_TIMEOUT_S,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return set(json.loads(out.read_text(encoding="utf-8")))
+    return set(run_probe(tmp_path, at_first_paint("sys.modules"), env=env))
 
 
 @pytest.mark.parametrize(
@@ -113,9 +66,9 @@ def test_first_paint_loads_no_network_keychain_markdown_or_dialog(
     assert early == []
 
 
-#: Like ``PROBE``, but PySide6 is not imported before ``main`` (as in ``python -m flarechat``):
-#: an audit hook installs the paint filter at the first import once the QApplication exists,
-#: and ``sys.modules`` is written in import order.
+#: Like ``at_first_paint``, but PySide6 is not imported before ``main`` (as in
+#: ``python -m flarechat``): an audit hook installs the paint filter at the first import once
+#: the QApplication exists, and ``sys.modules`` is written in import order.
 PROBE_IN_ORDER = """
 import json, sys
 probe = None
@@ -157,25 +110,7 @@ MAX_MODULES_AFTER_PYSIDE = 90
 
 
 def _modules_in_import_order(tmp_path: Path) -> list[str]:
-    out = tmp_path / "modules.json"
-    home = tmp_path / "home"
-    home.mkdir()
-    env = {
-        **os.environ,
-        "QT_QPA_PLATFORM": "offscreen",
-        "FLARECHAT_HOME": str(home),
-        "PYTHON_KEYRING_BACKEND": KEYRING_BACKEND,
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE_IN_ORDER, str(out)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=START_TIMEOUT_S,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    loaded: list[str] = json.loads(out.read_text(encoding="utf-8"))
+    loaded: list[str] = run_probe(tmp_path, PROBE_IN_ORDER)
     return loaded
 
 
