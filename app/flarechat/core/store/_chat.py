@@ -390,8 +390,18 @@ class ChatStore:
         """Give each message its stored images, in the order they were attached."""
         by_id = {m.id: m for m in messages}
         columns = ", ".join(f"a.{c}" for c in codec.ATTACHMENT_COLUMNS.split(", "))
-        rows = self._conn.execute(  # a join: half the time of IN (subquery) for 5,000 rows
-            f"SELECT {columns} FROM messages m JOIN attachments a ON a.message_id = m.id "
+        # Loop over the smaller side: each row of the outer table costs one index probe into
+        # the other. The highest attachment seq bounds how many images the whole file holds
+        # (one read of the table's last page); most files hold far fewer than a long chat's
+        # messages, and walking 5,000 messages to find no image cost ~6 ms of the open.
+        stored = self._conn.execute("SELECT max(seq) FROM attachments").fetchone()[0] or 0
+        tables = (  # CROSS JOIN: SQLite keeps the left table as the outer loop
+            "attachments a CROSS JOIN messages m"
+            if stored < len(by_id)
+            else "messages m JOIN attachments a"  # half the time of IN (subquery)
+        )
+        rows = self._conn.execute(
+            f"SELECT {columns} FROM {tables} ON a.message_id = m.id "
             "WHERE m.conversation_id = ? ORDER BY a.message_id, a.position",
             (conversation_id,),
         )

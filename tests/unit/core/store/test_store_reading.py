@@ -141,6 +141,48 @@ def test_images_come_back_on_their_messages_in_order_and_no_others(tmp_path: Pat
     assert loaded.path()[1].attachments == []
 
 
+def test_images_of_a_long_chat_in_a_file_of_few_images_come_back_in_order(
+    tmp_path: Path,
+) -> None:
+    """Fewer images in the file than messages in the chat: read from the images' side."""
+    path = tmp_path / DB_FILENAME
+    trees = []
+    for name in ("shown", "other"):
+        conv = Conversation(id=new_id(), title=name)
+        messages = chain(conv, [f"{name} {index}" for index in range(12)])
+        messages[4].attachments = [
+            Attachment("image/png", f"{name}{index}".encode(), 2, 3, f"{index}.png")
+            for index in (1, 0)
+        ]
+        messages[8].attachments = [Attachment("image/jpeg", name.encode(), 4, 5, "8.jpg")]
+        trees.append(ConversationTree(conv, messages))
+    with ChatStore(path) as store:
+        store.insert_trees(trees)
+        loaded = store.load_tree(trees[0].conversation.id)
+    assert list(loaded) == list(trees[0])
+    names = [[a.name for a in m.attachments] for m in loaded.path()]
+    assert names == [[], [], [], [], ["1.png", "0.png"], [], [], [], ["8.jpg"], [], [], []]
+    assert loaded.path()[4].attachments[0].data == b"shown1"
+
+
+def test_a_long_chat_in_a_file_without_images_is_not_walked_for_them(tmp_path: Path) -> None:
+    """Looking for images costs a few steps, not an index probe for each of its messages."""
+    path = tmp_path / DB_FILENAME
+    conv, messages = fill(path, 2_000)
+    steps = 0
+
+    def count() -> int:
+        nonlocal steps
+        steps += 1
+        return 0  # go on
+
+    with ChatStore(path) as store:
+        store._conn.set_progress_handler(count, 1)
+        store._attach_images(conv.id, messages)  # the step of load_tree measured alone
+        store._conn.set_progress_handler(None, 1)
+    assert 0 < steps < len(messages)
+
+
 def test_every_field_of_a_message_reads_back_in_its_own_place(tmp_path: Path) -> None:
     """Rows become messages by position: each field holds a value no other field has."""
     conv = Conversation(id=new_id(), title="Every field")
