@@ -6,8 +6,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont, QTextBlockFormat, QTextCharFormat, QTextCursor
+from PySide6.QtCore import QEvent, Qt, QUrl, Signal
+from PySide6.QtGui import (
+    QCursor,
+    QFont,
+    QGuiApplication,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+)
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -17,6 +24,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSpinBox,
     QTextBrowser,
+    QToolTip,
     QVBoxLayout,
     QWidget,
 )
@@ -28,6 +36,9 @@ from flarechat.core.lab.compare import ColumnMetrics, ColumnSetup
 from flarechat.ui.chat.banners import NoticeBanner, RetryBanner
 from flarechat.ui.control import presenting
 from flarechat.ui.models.picker import ModelPicker
+from flarechat.ui.shared.theme import current_palette
+from flarechat.ui.transcript.markdown import CodeBlock, open_link, render
+from flarechat.ui.transcript.markdown_view import COPIED_FEEDBACK_MS, COPY_CODE_HREF, code_html
 
 __all__ = ["PHASE_TEXT", "CompareColumn"]
 
@@ -83,6 +94,8 @@ class CompareColumn(QFrame):
         self._presets = list(presets)
         self._rounds: list[tuple[str, str | None]] = []  # (prompt, finished reply markdown)
         self._live: list[str] = []
+        self._codes: list[str] = []  # what each code block's Copy link copies
+        self._palette = current_palette()
         self._build(models, model)
 
     # -- layout ----------------------------------------------------------------------------
@@ -102,7 +115,8 @@ class CompareColumn(QFrame):
         self.retry_banner = RetryBanner(self)
         self.notice = NoticeBanner(self)
         self.body = QTextBrowser(self)
-        self.body.setOpenExternalLinks(True)
+        self.body.setOpenLinks(False)  # Copy links are ours; web links go through open_link
+        self.body.anchorClicked.connect(self._on_anchor)
         self.body.setAccessibleName("Replies")
         self.status = QLabel("")
         self.status.setWordWrap(True)
@@ -264,12 +278,17 @@ class CompareColumn(QFrame):
         self._render()
 
     def _render(self) -> None:
+        """The rounds as the chat shows a reply (markdown.render: styled tables, highlighted
+        code with a Copy link), each prompt quoted above its reply; streamed text so far in a
+        plain paragraph of its own."""
+        self._palette = current_palette()
+        self._codes = []
         parts = []
         for prompt, reply in self._rounds:
-            parts.append("> " + prompt.replace("\n", "\n> "))
+            parts.append(self._markdown_html("> " + prompt.replace("\n", "\n> ")))
             if reply is not None:
-                parts.append(reply)
-        self.body.setMarkdown("\n\n".join(parts))
+                parts.append(self._markdown_html(reply))
+        self.body.setHtml("\n".join(parts))
         if self._rounds and self._rounds[-1][1] is None:
             # streamed text goes in a plain paragraph of its own, not into the quoted prompt
             cursor = self.body.textCursor()
@@ -278,6 +297,38 @@ class CompareColumn(QFrame):
             cursor.insertText("".join(self._live))
         self.body.verticalScrollBar().setValue(self.body.verticalScrollBar().maximum())
         self.status.setVisible(bool(self.status.text()))
+
+    def _markdown_html(self, markdown: str) -> str:
+        parts = []
+        for block in render(markdown, palette=self._palette):
+            if isinstance(block, CodeBlock):
+                parts.append(code_html(block, index=len(self._codes), palette=self._palette))
+                self._codes.append(block.code)
+            else:
+                parts.append(block.html)
+        return "\n".join(parts)
+
+    def code_blocks(self) -> list[str]:
+        """The code of each code block shown, in order (what its Copy link copies)."""
+        return list(self._codes)
+
+    def _on_anchor(self, url: QUrl) -> None:
+        href = url.toString()
+        index = href.removeprefix(COPY_CODE_HREF)
+        if href.startswith(COPY_CODE_HREF):
+            if index.isdigit() and int(index) < len(self._codes):
+                QGuiApplication.clipboard().setText(self._codes[int(index)])
+                QToolTip.showText(
+                    QCursor.pos(), "Copied", self.body, self.body.rect(), COPIED_FEEDBACK_MS
+                )
+            return
+        open_link(href)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        themed = event.type() in (QEvent.Type.PaletteChange, QEvent.Type.StyleChange)
+        if themed and current_palette() != self._palette:
+            self._render()  # the replies' HTML carries the theme's colours
 
     def reply_text(self) -> str:
         """What the column shows (tests, accessibility)."""
