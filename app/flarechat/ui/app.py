@@ -15,7 +15,6 @@ when first needed (tests/ui/window/test_first_paint_imports.py keeps it so).
 from __future__ import annotations
 
 import asyncio
-import gc
 import importlib
 import linecache
 import logging
@@ -40,6 +39,7 @@ from flarechat.ui.lazy_client import LazyClient
 from flarechat.ui.shared import theme
 from flarechat.ui.shared.icons import APP_ICON, icon
 from flarechat.ui.shared.loop import FlareEventLoop
+from flarechat.ui.shared.settling import start_up_settled
 
 if TYPE_CHECKING:
     from flarechat.api.client import WorkersAIClient
@@ -138,13 +138,6 @@ def _forget_module_sources() -> None:
     linecache.clearcache()
 
 
-def _keep_out_of_full_collections() -> None:
-    """Freeze what start-up built (modules, the window, the session) out of the collector's
-    full passes: it lives as long as the app, and walking it in every full pass paused the
-    window 105-180 ms while a long conversation's rows were being decoded (issue #12)."""
-    gc.freeze()
-
-
 def _after_first_paint() -> None:
     """What waits for the window to be up: the bench's timestamp, then the deferred imports."""
     paint_file = os.environ.get(BENCH_PAINT_ENV)
@@ -152,7 +145,7 @@ def _after_first_paint() -> None:
         with open(paint_file, "a", encoding="utf-8") as out:
             out.write(f"{time.monotonic()}\n")
     _preload()
-    _keep_out_of_full_collections()
+    start_up_settled("first paint")
 
 
 def run_gui(options: GuiOptions) -> int:
@@ -240,7 +233,7 @@ class Session:
                 self.window.show_startup_problems(STARTUP_NOTICE_TITLE, text)
         finally:
             _forget_module_sources()  # the keychain's imports were start-up's last burst
-            _keep_out_of_full_collections()
+            start_up_settled("keychain read")
             self.tokens_loaded.set()
 
     async def shutdown(self) -> None:

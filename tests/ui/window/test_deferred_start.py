@@ -27,9 +27,11 @@ from flarechat.settings.secrets import (
     SecretStoreUnavailable,
 )
 from flarechat.settings.store import SettingsStore
+from flarechat.ui import app as gui_app
 from flarechat.ui.app import STARTUP_NOTICE_TITLE, FirstPaint, GuiOptions, Session
 from flarechat.ui.control.preferences import Preferences
 from flarechat.ui.lazy_client import LazyClient
+from flarechat.ui.shared import settling
 
 KEYCHAIN_PROBLEM = (
     "No system keychain is available (no backend found). Tokens will be kept for this session only."
@@ -171,3 +173,32 @@ async def test_what_start_up_built_is_frozen_out_of_full_collections(
     async with _session(tmp_path, prefs, []) as session:
         await asyncio.wait_for(session.tokens_loaded.wait(), WAIT_S)
         assert gc.get_freeze_count() > 0
+
+
+@pytest.mark.asyncio
+async def test_start_up_settles_at_the_first_paint_then_after_the_keychain_read(
+    tmp_path: Path, emulator: EmulatorServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each settling point freezes what was made since the one before: an object made just
+    before the first paint's point, then one made just before the keychain's, each joins the
+    frozen generation there (frozen objects are not in ``gc.get_objects()``)."""
+    gc.unfreeze()
+    settled: list[tuple[str, bool, bool]] = []
+
+    def settle(point: str) -> None:
+        made = [point]  # a tracked object made since the last point
+        before = _is_frozen(made)
+        settling.start_up_settled(point)
+        settled.append((point, before, _is_frozen(made)))
+
+    monkeypatch.setattr(gui_app, "start_up_settled", settle)
+    secrets = MemorySecretStore({API_TOKEN: TOKEN})
+    prefs = await _prefs(tmp_path, secrets, make_settings(emulator))
+    async with _session(tmp_path, prefs, []) as session:
+        await asyncio.wait_for(session.tokens_loaded.wait(), WAIT_S)
+    assert settled == [("first paint", False, True), ("keychain read", False, True)]
+
+
+def _is_frozen(obj: object) -> bool:
+    """Whether ``obj`` (tracked by the collector) is in the frozen generation."""
+    return not any(tracked is obj for tracked in gc.get_objects())

@@ -5,8 +5,9 @@ out of the garbage collector's full passes."""
 
 from __future__ import annotations
 
-import gc
 import threading
+
+from flarechat.ui.shared.settling import start_up_settled
 
 __all__ = ["WARM_LANGUAGES", "warm_up", "warm_up_in_background"]
 
@@ -31,7 +32,7 @@ def warm_up() -> None:
     # Start-up's objects, the modules and these tables live as long as the app: a full
     # collection walking them all paused a streaming reply for ~80 ms. (No gc.collect() first:
     # on this thread it would hold the GIL, and the window, for as long.)
-    gc.freeze()
+    start_up_settled("Markdown warm-up")
 
 
 def warm_up_in_background() -> threading.Thread:
