@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Protocol
 
@@ -18,10 +20,16 @@ from flarechat.core.session.gate import ModelGate
 from flarechat.core.session.requests import TurnSettings
 from flarechat.core.session.saving import SessionStore
 from flarechat.core.session.session import ChatSession
-from flarechat.core.store import StoreError
+from flarechat.core.store import Revision, StoreError
 from flarechat.core.turn import ChatStreamer, TurnState
 
-__all__ = ["BookSettings", "BookStore", "SessionBook"]
+__all__ = ["RECENT_CONVERSATIONS", "RECENT_MESSAGES", "BookSettings", "BookStore", "SessionBook"]
+
+#: Conversations left for another kept in memory, so switching back is instant (a user flips
+#: between two or three chats): at most this many, holding at most this many messages in all
+#: (a 5,000-message chat is ~10 MB of objects; memory stays flat however many are opened).
+RECENT_CONVERSATIONS = 3
+RECENT_MESSAGES = 12_000
 
 
 class BookStore(SessionStore, Protocol):
@@ -29,6 +37,19 @@ class BookStore(SessionStore, Protocol):
 
     async def load_tree(self, conversation_id: str) -> ConversationTree: ...
     async def neurons_today(self, *, now: float | None = None) -> float: ...
+    def revision(self, conversation_id: str) -> Awaitable[Revision]:
+        """Asked at the call (counting every write asked for before it), not when awaited."""
+        ...
+
+
+@dataclass(slots=True)
+class _Left:
+    """A session left for another: shown again only while the store is where it was."""
+
+    session: ChatSession
+    #: the store's revision once the session's own writes were made (asked as it was left,
+    #: so the store answers after every write the session had asked for)
+    revision: asyncio.Future[Revision]
 
 
 class BookSettings(TurnSettings, Protocol):
@@ -36,8 +57,10 @@ class BookSettings(TurnSettings, Protocol):
 
 
 class SessionBook:
-    """Opens, keeps and drops ChatSessions. Only the conversation on screen and those with a
-    reply running stay in memory; a session's events go to the one ``listener``."""
+    """Opens, keeps and drops ChatSessions. The conversation on screen and those with a reply
+    running stay in memory, and the last few left (see RECENT_CONVERSATIONS), shown again
+    only if the store says nothing of them changed meanwhile; a session's events go to the
+    one ``listener``."""
 
     def __init__(
         self,
@@ -63,6 +86,7 @@ class SessionBook:
         self._policy_factory = policy_factory
         self._clock = clock
         self._sessions: dict[str, ChatSession] = {}
+        self._left: OrderedDict[str, _Left] = OrderedDict()  # oldest first
         self.current: ChatSession | None = None
         #: Neurons spent today (UTC day, from the store, plus replies finished since).
         self._neurons: tuple[date, float] = (datetime.now(UTC).date(), 0.0)
@@ -106,7 +130,7 @@ class SessionBook:
 
     async def open_conversation(self, conversation_id: str) -> ChatSession | None:
         """Load (unless in memory) and show a stored conversation; None if it can't be read."""
-        session = self._sessions.get(conversation_id)
+        session = self._sessions.get(conversation_id) or await self._recall(conversation_id)
         if session is None:
             try:
                 tree = await self.store.load_tree(conversation_id)
@@ -124,11 +148,59 @@ class SessionBook:
         for other in list(self._sessions.values()):
             if other is not session and not other.is_busy and not other.unsaved:
                 del self._sessions[other.id]
+                self._keep_left(other)
         return session
+
+    # -- conversations just left -----------------------------------------------------------
+
+    def _keep_left(self, session: ChatSession) -> None:
+        """Keep a stored session just left, with the store's revision once its writes are in."""
+        if not session.stored:
+            return
+        try:  # asked now: the store answers after every write the session asked for
+            revision = asyncio.ensure_future(self.store.revision(session.id))
+        except (RuntimeError, StoreError):  # no event loop running; the store is closed
+            return
+        revision.add_done_callback(_consume)
+        self._left.pop(session.id, None)
+        self._left[session.id] = _Left(session, revision)
+        kept = 0
+        for conversation_id, left in reversed(self._left.items()):  # the newest stay
+            kept += len(left.session.tree)
+            if kept > RECENT_MESSAGES and conversation_id != session.id:
+                self.forget_left(conversation_id)
+        while len(self._left) > RECENT_CONVERSATIONS:
+            self.forget_left(next(iter(self._left)))
+
+    async def _recall(self, conversation_id: str) -> ChatSession | None:
+        """The session left for another, if nothing of its conversation was written since."""
+        left = self._left.pop(conversation_id, None)
+        if left is None:
+            return None
+        try:
+            then = await left.revision
+            now = await self.store.revision(conversation_id)
+        except StoreError:
+            return None  # read it again: the read says what is wrong
+        if then != now:
+            return None  # written meanwhile (renamed, deleted, a reply, another window)
+        if (opened := self._sessions.get(conversation_id)) is not None:
+            return opened  # opened again while the store answered
+        self._sessions[conversation_id] = left.session
+        return left.session
+
+    def forget_left(self, conversation_id: str | None = None) -> None:
+        """Drop conversations kept since they were left (one, or all with None): the next
+        open of each reads the store. For memory pressure and for cold-open benchmarks."""
+        if conversation_id is None:
+            self._left.clear()
+        else:
+            self._left.pop(conversation_id, None)
 
     def forget(self, conversation_id: str) -> None:
         """A conversation was deleted: drop it from memory (stop its replies first)."""
         self._sessions.pop(conversation_id, None)
+        self.forget_left(conversation_id)
         if self.current is not None and self.current.id == conversation_id:
             self.current = None
 
@@ -170,3 +242,9 @@ class SessionBook:
     async def drain(self) -> None:
         """Wait until no reply or job runs in any session (tests)."""
         await asyncio.gather(*(s.drain() for s in list(self._sessions.values())))
+
+
+def _consume(revision: asyncio.Future[Revision]) -> None:
+    """A revision nobody asks for again (the session was dropped): its error is not news."""
+    if not revision.cancelled():
+        revision.exception()  # marks it retrieved

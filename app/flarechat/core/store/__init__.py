@@ -24,7 +24,7 @@ from flarechat.core.store._errors import (
 from flarechat.core.store._open import open_store
 from flarechat.core.store._schema import SCHEMA_VERSION, MigrationResult
 from flarechat.core.store._search import HIGHLIGHT_END, HIGHLIGHT_START, SearchHit
-from flarechat.core.store._types import UNSET, ConversationSummary, OpenReport, Unset
+from flarechat.core.store._types import UNSET, ConversationSummary, OpenReport, Revision, Unset
 from flarechat.core.store._usage import utc_day_start
 from flarechat.paths import data_dir
 
@@ -45,6 +45,7 @@ __all__ = [
     "MigrationResult",
     "NotFound",
     "OpenReport",
+    "Revision",
     "SearchHit",
     "StoreBusy",
     "StoreCorrupt",

@@ -15,7 +15,7 @@ from flarechat.core.store._chat import ChatStore
 from flarechat.core.store._errors import StoreError, StoreTimeout
 from flarechat.core.store._open import open_store
 from flarechat.core.store._search import SearchHit
-from flarechat.core.store._types import UNSET, ConversationSummary, OpenReport, Unset
+from flarechat.core.store._types import UNSET, ConversationSummary, OpenReport, Revision, Unset
 
 __all__ = ["BULK_TIMEOUT", "DEFAULT_TIMEOUT", "AsyncChatStore"]
 
@@ -35,6 +35,10 @@ def _new_executor() -> ThreadPoolExecutor:
 
 async def _run_on(executor: ThreadPoolExecutor, call: Callable[[], _T], *, seconds: float) -> _T:
     future = asyncio.get_running_loop().run_in_executor(executor, call)
+    return await _within(future, seconds=seconds)
+
+
+async def _within(future: asyncio.Future[_T], *, seconds: float) -> _T:
     try:
         # Not ``asyncio.wait_for``: on Python 3.11 it returns the result of a call that finished
         # in the same loop turn as a cancel, and the cancel is lost (a reply's autosave that
@@ -170,6 +174,18 @@ class AsyncChatStore:
 
     async def load_tree(self, conversation_id: str) -> ConversationTree:
         return await self.run(ChatStore.load_tree, conversation_id)
+
+    def revision(self, conversation_id: str) -> asyncio.Future[Revision]:
+        """ChatStore.revision: equal revisions, nothing of the conversation written between.
+
+        Asked at the call, not when awaited: it counts every write asked for before the call
+        and none asked for after (calls run in order). Needs a running event loop.
+        """
+        if self._closed:
+            raise StoreError("The chat database is closed.")
+        call = functools.partial(ChatStore.revision, self.store, conversation_id)
+        submitted = asyncio.get_running_loop().run_in_executor(self._executor, call)
+        return asyncio.ensure_future(_within(submitted, seconds=self.timeout))
 
     async def add_message(self, message: Message) -> None:
         await self.run(ChatStore.add_message, copy.deepcopy(message))

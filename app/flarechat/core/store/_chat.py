@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import itertools
 import logging
 import sqlite3
 import threading
@@ -40,7 +41,7 @@ from flarechat.core.store._schema import (
 )
 from flarechat.core.store._search import SearchHit, search
 from flarechat.core.store._selection import explicit_selection, selection_after_add
-from flarechat.core.store._types import UNSET, ConversationSummary, OpenReport, Unset
+from flarechat.core.store._types import UNSET, ConversationSummary, OpenReport, Revision, Unset
 from flarechat.core.store._usage import neurons_since, replies_since, utc_day_start
 from flarechat.paths import private_file
 
@@ -55,6 +56,9 @@ _OK = "ok"
 _SECONDS_PER_DAY = 24 * 60 * 60
 #: The FTS5 tables (external content: rebuildable from messages / conversations).
 SEARCH_INDEXES = ("messages_fts", "titles_fts")
+
+#: Numbers each ChatStore object, so revisions of a reopened store never match older ones.
+_STORE_NUMBERS = itertools.count(1)
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
@@ -104,6 +108,10 @@ class ChatStore:
         self._clock = clock
         self._lock = threading.RLock()
         self._secrets: tuple[str, ...] = ()
+        self._number = next(_STORE_NUMBERS)
+        #: Writes through this store per conversation, and to all of them at once.
+        self._writes: dict[str, int] = {}
+        self._writes_to_all = 0
         self.report = OpenReport(path=self.path, read_only=read_only)
         self._conn = self._connect()
         try:
@@ -232,12 +240,35 @@ class ChatStore:
             for table in SEARCH_INDEXES:
                 conn.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")
 
+    # -- revisions --------------------------------------------------------------------------
+
+    def _touch(self, conversation_id: str) -> None:
+        """A write to this conversation is about to be made (counted even if it then fails:
+        a revision that moved without a change only costs a reload)."""
+        self._writes[conversation_id] = self._writes.get(conversation_id, 0) + 1
+
+    def _touch_all(self) -> None:
+        self._writes_to_all += 1
+
+    @_translated
+    def revision(self, conversation_id: str) -> Revision:
+        """Where ``conversation_id``'s stored state stands, in one cheap read.
+
+        Two equal revisions mean nothing that conversation is made of was written in between:
+        not by this store (any of its writes), nor by any other connection (then every
+        revision moves: SQLite only says that something changed). Never equal across stores.
+        """
+        outside = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+        own = self._writes.get(conversation_id, 0)
+        return Revision(self._number, outside, own, self._writes_to_all)
+
     # -- conversations --------------------------------------------------------------------
 
     @_translated
     def create_conversation(self, conversation: Conversation | None = None) -> Conversation:
         """Store a new conversation (a default one when none is given) and return it."""
         conv = conversation if conversation is not None else Conversation(id=new_id())
+        self._touch(conv.id)
         with self._write() as conn:
             self._insert_conversation(conn, conv, selected="{}")
         return conv
@@ -288,6 +319,7 @@ class ChatStore:
             else codec.dump_json(params, self._secrets),
         }
         changes = {k: v for k, v in changes.items() if not isinstance(v, Unset)}
+        self._touch(conversation_id)
         with self._write() as conn:
             self._conversation_row(conversation_id)
             if not isinstance(selected, Unset):
@@ -318,6 +350,7 @@ class ChatStore:
         ]
 
     def _set_deleted(self, conversation_id: str, deleted_at: float | None) -> None:
+        self._touch(conversation_id)
         with self._write() as conn:
             self._conversation_row(conversation_id)
             conn.execute(
@@ -339,6 +372,7 @@ class ChatStore:
     def purge_deleted(self, older_than: float) -> int:
         """Really delete conversations deleted more than ``older_than`` seconds ago; the count."""
         cutoff = self._clock() - older_than
+        self._touch_all()
         with self._write() as conn:
             cursor = conn.execute(
                 "DELETE FROM conversations WHERE deleted_at IS NOT NULL AND deleted_at <= ?",
@@ -430,6 +464,7 @@ class ChatStore:
 
         NotFound if its conversation or its parent (in that conversation) is not stored.
         """
+        self._touch(message.conversation_id)
         with self._write() as conn:
             self._conversation_row(message.conversation_id)
             self._check_parent(conn, message)
@@ -483,6 +518,7 @@ class ChatStore:
         """
         ordered = _parents_first(messages)
         added = 0
+        self._touch(conversation.id)
         with self._write() as conn:
             self._upsert_conversation(conn, conversation)
             for message in ordered:
@@ -533,18 +569,20 @@ class ChatStore:
         Revives a row that another instance, opening meanwhile, marked interrupted.
         """
         with self._write() as conn:
-            cursor = conn.execute(
+            row = conn.execute(
                 "UPDATE messages SET content = ?, reasoning = ?, status = CASE status "
-                "WHEN ? THEN ? ELSE status END WHERE id = ?",
+                "WHEN ? THEN ? ELSE status END WHERE id = ? RETURNING conversation_id",
                 (content, reasoning, STATUS_INTERRUPTED, STATUS_STREAMING, message_id),
-            )
-            if cursor.rowcount == 0:
+            ).fetchone()
+            if row is None:
                 raise NotFound(f"There is no message {message_id}.")
+            self._touch(row[0])
 
     @_translated
     def finalise_message(self, message: Message) -> None:
         """The finished (or stopped / failed) message: text, status and every record."""
         values = _named(message, self._secrets)
+        self._touch(message.conversation_id)
         with self._write() as conn:
             cursor = conn.execute(
                 f"UPDATE messages SET {_MUTABLE_ASSIGNMENTS} WHERE id = :id", values
@@ -559,6 +597,7 @@ class ChatStore:
     @_translated
     def mark_unfinished_as_interrupted(self) -> int:
         """After a crash: "streaming" rows become "interrupted" (text kept); the count."""
+        self._touch_all()
         with self._write() as conn:
             cursor = conn.execute(
                 "UPDATE messages SET status = ? WHERE status = ?",
@@ -593,6 +632,7 @@ class ChatStore:
         """Store whole conversations (e.g. an import) in one transaction; ids must be new."""
         with self._write() as conn:
             for tree in trees:
+                self._touch(tree.conversation.id)
                 selected = codec.encode_selected(tree.explicit_selection())
                 self._insert_conversation(conn, tree.conversation, selected=selected)
                 for message in tree:  # parents before children (foreign key)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from flarechat.core.store._schema import MigrationResult
 
-__all__ = ["UNSET", "ConversationSummary", "OpenReport", "Unset"]
+__all__ = ["UNSET", "ConversationSummary", "OpenReport", "Revision", "Unset"]
 
 
 class Unset(enum.Enum):
@@ -43,3 +43,19 @@ class OpenReport:
     read_only: bool = False  # changes won't be saved (asked for, or the file/disk refused)
     read_only_reason: str | None = None  # why, in a sentence for the UI; None when asked for
     problems: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Revision:
+    """Where a conversation's stored state stands: equal revisions, same rows.
+
+    ``store`` names the ChatStore object (a reopened store starts over); ``outside`` is SQLite's
+    ``data_version``, which moves when another connection (another window or process, a tool)
+    commits anything; ``own`` counts this store's writes to the conversation, and ``everything``
+    its writes to every conversation at once (purge, crash recovery).
+    """
+
+    store: int
+    outside: int
+    own: int
+    everything: int
