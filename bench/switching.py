@@ -5,7 +5,10 @@ real window (gui.session). Each open is a real mouse click on the sidebar row; i
 the chat controller has opened it, the transcript has filled its page and that page has been
 painted. Targets are absolute (ms); the ratio is against opening the empty conversation.
 - 40 messages, 5,000 messages (with the GUI thread's longest stall and the RSS growth over the
-  empty one), a search hit 4,000 messages back, and wheel-scrolling from the bottom up.
+  empty one), a search hit 4,000 messages back, and wheel-scrolling from the bottom up: all
+  COLD (the conversations kept in memory since they were left are dropped first, through
+  ``ChatController.forget_left``), as a search hit usually lands in a chat not open lately.
+- Switching back to the 5,000-message conversation just left (kept in memory by the book).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ CONVERSATIONS, MESSAGES, LAST_MESSAGES = 200, 40, 5_000
 JUMP_BACK = 4_000
 EMPTY_TITLE = "Empty"
 TARGET_SMALL_MS, TARGET_LARGE_MS, TARGET_JUMP_MS = 100.0, 200.0, 150.0
+TARGET_REOPEN_MS = 100.0
 TARGET_LARGE_STALL_MS, TARGET_GROWTH_MIB, TARGET_WHEEL_STALL_MS = 50.0, 100.0, 33.0
 #: Wheel notches (120 units = 3 lines) sent one per frame; quick mode sends fewer.
 WHEEL_STEPS, QUICK_WHEEL_STEPS = 600, 150
@@ -112,6 +116,10 @@ class Opener:
                 return
         raise LookupError(f"{conversation_id} is not in the sidebar")
 
+    def forget_left(self) -> None:
+        """The next open is cold: nothing is kept in memory since it was left."""
+        self.shown.chat.forget_left()
+
     async def open(self, conversation_id: str) -> tuple[float, float]:
         """(ms click -> painted page, longest stall ms)."""
         await settle()
@@ -190,20 +198,25 @@ async def _measure(repeats: int, profile: Path, *, wheel_steps: int) -> list[Res
             await opener.open(empty)
             await opener.open(large)
             rows: dict[str, list[float]] = {
-                k: [] for k in ("empty", "small", "large", "stall", "growth", "jump")
+                k: [] for k in ("empty", "small", "large", "stall", "growth", "jump", "reopen")
             }
             for _ in range(repeats):
+                opener.forget_left()
                 rows["empty"].append((await opener.open(empty))[0])
                 await settle(0.3)
                 before = _rss_mib()
                 rows["small"].append((await opener.open(small))[0])
+                opener.forget_left()
                 took, stall = await opener.open(large)
                 await settle(0.3)
                 rows["large"].append(took)
                 rows["stall"].append(stall)
                 rows["growth"].append(_rss_mib() - before)
                 await opener.open(small)
+                opener.forget_left()
                 rows["jump"].append(await opener.jump(large, target))
+                await opener.open(small)  # the large one was just left: kept in memory
+                rows["reopen"].append((await opener.open(large))[0])
             await opener.open(small)  # the hit left the large one current: a click must change it
             await opener.open(large)
             wheel_stall, notches = await opener.wheel_to_top(wheel_steps)
@@ -255,6 +268,15 @@ async def _measure(repeats: int, profile: Path, *, wheel_steps: int) -> list[Res
             "ms",
             check="value",
             note=f"search hit {JUMP_BACK:,} back; " + note,
+        ),
+        Result(
+            "switching.reopen_5000",
+            median(rows["reopen"]),
+            base,
+            TARGET_REOPEN_MS,
+            "ms",
+            check="value",
+            note="back to the 5,000 just left (kept in memory); " + note,
         ),
         Result(
             "switching.wheel_to_top_stall",

@@ -47,3 +47,17 @@ def test_quick_run_of_one_benchmark_writes_results_in_shape(tmp_path: Path) -> N
         for key in ("value", "baseline", "ratio"):
             assert row[key] is None or isinstance(row[key], int | float), (name, key)
         assert name in proc.stdout, "the table does not list the measure"
+
+
+def test_only_takes_a_switching_row_by_its_name() -> None:
+    """``--only switching.reopen_5000`` runs the switching benchmark and keeps that row."""
+    sys.path.insert(0, str(RUN.parent))
+    try:
+        import run  # bench/run.py
+
+        names, prefixes = run._selected(["switching.reopen_5000"])
+    finally:
+        sys.path.remove(str(RUN.parent))
+    assert names == ["switching"]
+    assert prefixes == ["switching.reopen_5000"]
+    assert '"switching.reopen_5000"' in (RUN.parent / "switching.py").read_text("utf-8")

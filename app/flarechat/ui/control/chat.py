@@ -239,6 +239,11 @@ class ChatController(QObject):
         """A conversation was deleted: drop it from memory (stop its replies first)."""
         self._book.forget(conversation_id)
 
+    def forget_left(self) -> None:
+        """Drop the conversations kept in memory since they were left: each next open reads
+        the store (memory pressure; benchmarks that time a cold open)."""
+        self._book.forget_left()
+
     async def stop_conversation(self, conversation_id: str) -> None:
         """Stop every reply running in one conversation and wait until they are saved."""
         if (session := self._book.session(conversation_id)) is not None:
