@@ -4,7 +4,8 @@ made before the first paint delays it, and a margin made at once was mostly thro
 
 from __future__ import annotations
 
-import pytest
+from collections.abc import Callable
+
 from pytestqt.qtbot import QtBot
 
 from flarechat.ui.control.view_data import MessageData, PathView
@@ -19,26 +20,13 @@ from flarechat.ui.transcript.message_view import MessageView
 HISTORY = 400
 
 
-def make(position: int) -> MessageData:
-    role = "user" if position % 2 == 0 else "assistant"
-    return MessageData(id=f"m{position}", role=role, content=f"Message {position}\n\nMore.")
-
-
-@pytest.fixture
-def column(qtbot: QtBot) -> MessageList:
-    view = MessageList(lambda data, parent: MessageView(data, parent=parent))
-    qtbot.addWidget(view)
-    view.resize(720, 480)
-    view.show()
-    qtbot.waitExposed(view)
-    return view
-
-
 def live_views(column: MessageList) -> list[MessageView]:
     return [v for mid in column.ids() if (v := column.view_for(mid)) is not None]
 
 
-def test_an_opened_page_covers_the_viewport_and_no_more(qtbot: QtBot, column: MessageList) -> None:
+def test_an_opened_page_covers_the_viewport_and_no_more(
+    make: Callable[[int], MessageData], qtbot: QtBot, column: MessageList
+) -> None:
     column.set_items(PathView([f"m{i}" for i in range(HISTORY)], make))
     qtbot.waitUntil(lambda: not column.is_loading())
     viewport = column.scroll_area.viewport()
@@ -55,7 +43,7 @@ def test_an_opened_page_covers_the_viewport_and_no_more(qtbot: QtBot, column: Me
 
 
 def test_a_far_message_gets_the_widgets_that_cover_the_viewport_below_it(
-    qtbot: QtBot, column: MessageList
+    make: Callable[[int], MessageData], qtbot: QtBot, column: MessageList
 ) -> None:
     column.set_items(PathView([f"m{i}" for i in range(HISTORY)], make))
     qtbot.waitUntil(lambda: not column.is_loading())
@@ -75,7 +63,7 @@ def test_a_far_message_gets_the_widgets_that_cover_the_viewport_below_it(
 
 
 def test_scrolling_down_from_a_far_message_pages_in_below_though_the_top_is_near(
-    qtbot: QtBot, column: MessageList
+    make: Callable[[int], MessageData], qtbot: QtBot, column: MessageList
 ) -> None:
     column.set_items(PathView([f"m{i}" for i in range(HISTORY)], make))
     qtbot.waitUntil(lambda: not column.is_loading())
@@ -91,7 +79,7 @@ def test_scrolling_down_from_a_far_message_pages_in_below_though_the_top_is_near
 
 
 def test_a_jump_far_back_covers_the_viewport_before_the_next_paint(
-    qtbot: QtBot, column: MessageList
+    make: Callable[[int], MessageData], qtbot: QtBot, column: MessageList
 ) -> None:
     column.set_items(PathView([f"m{i}" for i in range(HISTORY)], make))
     qtbot.waitUntil(lambda: not column.is_loading())

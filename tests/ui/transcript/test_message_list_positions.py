@@ -3,32 +3,19 @@
 
 from __future__ import annotations
 
-import pytest
+from collections.abc import Callable
+
 from pytestqt.qtbot import QtBot
 
 from flarechat.ui.control.view_data import MessageData, PathView
 from flarechat.ui.transcript.message_list import MessageList
-from flarechat.ui.transcript.message_view import MessageView
 
 HISTORY = 5000
 
 
-def make(position: int) -> MessageData:
-    role = "user" if position % 2 == 0 else "assistant"
-    return MessageData(id=f"m{position}", role=role, content=f"Message {position}")
-
-
-@pytest.fixture
-def column(qtbot: QtBot) -> MessageList:
-    view = MessageList(lambda data, parent: MessageView(data, parent=parent))
-    qtbot.addWidget(view)
-    view.resize(720, 480)
-    view.show()
-    qtbot.waitExposed(view)
-    return view
-
-
-def test_opening_a_long_history_does_not_index_it(column: MessageList) -> None:
+def test_opening_a_long_history_does_not_index_it(
+    make: Callable[[int], MessageData], column: MessageList
+) -> None:
     path = PathView([f"m{i}" for i in range(HISTORY)], make)
     column.set_items(path)
     assert column._index is None
@@ -37,7 +24,7 @@ def test_opening_a_long_history_does_not_index_it(column: MessageList) -> None:
 
 
 def test_positions_stay_right_through_appends_truncation_and_replacement(
-    qtbot: QtBot, column: MessageList
+    make: Callable[[int], MessageData], qtbot: QtBot, column: MessageList
 ) -> None:
     column.set_items(PathView([f"m{i}" for i in range(40)], make))
     assert column.position("m39") == 39
