@@ -50,6 +50,9 @@ class _Left:
     #: the store's revision once the session's own writes were made (asked as it was left,
     #: so the store answers after every write the session had asked for)
     revision: asyncio.Future[Revision]
+    #: the store's revision just before its tree was read (None: made here, not read);
+    #: another connection's commit since then is in no tree of this process
+    loaded: asyncio.Future[Revision] | None
 
 
 class BookSettings(TurnSettings, Protocol):
@@ -87,6 +90,8 @@ class SessionBook:
         self._clock = clock
         self._sessions: dict[str, ChatSession] = {}
         self._left: OrderedDict[str, _Left] = OrderedDict()  # oldest first
+        #: per session read from the store: its revision just before the read
+        self._loaded: dict[str, asyncio.Future[Revision]] = {}
         self.current: ChatSession | None = None
         #: Neurons spent today (UTC day, from the store, plus replies finished since).
         self._neurons: tuple[date, float] = (datetime.now(UTC).date(), 0.0)
@@ -133,11 +138,16 @@ class SessionBook:
         session = self._sessions.get(conversation_id) or await self._recall(conversation_id)
         if session is None:
             try:
+                loaded = self._ask_revision(conversation_id)  # asked before the read
                 tree = await self.store.load_tree(conversation_id)
             except StoreError as error:
                 self._listener(StoreTrouble(conversation_id, str(error)))
                 return None
-            session = self._sessions.get(conversation_id) or self._new_session(tree, stored=True)
+            session = self._sessions.get(conversation_id)
+            if session is None:
+                session = self._new_session(tree, stored=True)
+                if loaded is not None:
+                    self._loaded[conversation_id] = loaded
         return self.show(session)
 
     def show(self, session: ChatSession) -> ChatSession:
@@ -157,13 +167,12 @@ class SessionBook:
         """Keep a stored session just left, with the store's revision once its writes are in."""
         if not session.stored:
             return
-        try:  # asked now: the store answers after every write the session asked for
-            revision = asyncio.ensure_future(self.store.revision(session.id))
-        except (RuntimeError, StoreError):  # no event loop running; the store is closed
+        loaded = self._loaded.pop(session.id, None)
+        revision = self._ask_revision(session.id)  # after every write the session asked for
+        if revision is None:
             return
-        revision.add_done_callback(_consume)
         self._left.pop(session.id, None)
-        self._left[session.id] = _Left(session, revision)
+        self._left[session.id] = _Left(session, revision, loaded)
         kept = 0
         for conversation_id, left in reversed(self._left.items()):  # the newest stay
             kept += len(left.session.tree)
@@ -172,6 +181,15 @@ class SessionBook:
         while len(self._left) > RECENT_CONVERSATIONS:
             self.forget_left(next(iter(self._left)))
 
+    def _ask_revision(self, conversation_id: str) -> asyncio.Future[Revision] | None:
+        """The store's revision, asked now (None without a running loop or an open store)."""
+        try:
+            revision = asyncio.ensure_future(self.store.revision(conversation_id))
+        except (RuntimeError, StoreError):
+            return None
+        revision.add_done_callback(_consume)
+        return revision
+
     async def _recall(self, conversation_id: str) -> ChatSession | None:
         """The session left for another, if nothing of its conversation was written since."""
         left = self._left.pop(conversation_id, None)
@@ -179,14 +197,19 @@ class SessionBook:
             return None
         try:
             then = await left.revision
+            loaded = await left.loaded if left.loaded is not None else then
             now = await self.store.revision(conversation_id)
         except StoreError:
             return None  # read it again: the read says what is wrong
         if then != now:
             return None  # written meanwhile (renamed, deleted, a reply, another window)
+        if (loaded.store, loaded.outside) != (now.store, now.outside):
+            return None  # another connection wrote while it was on screen
         if (opened := self._sessions.get(conversation_id)) is not None:
             return opened  # opened again while the store answered
         self._sessions[conversation_id] = left.session
+        if left.loaded is not None:
+            self._loaded[conversation_id] = left.loaded
         return left.session
 
     def forget_left(self, conversation_id: str | None = None) -> None:
@@ -200,6 +223,7 @@ class SessionBook:
     def forget(self, conversation_id: str) -> None:
         """A conversation was deleted: drop it from memory (stop its replies first)."""
         self._sessions.pop(conversation_id, None)
+        self._loaded.pop(conversation_id, None)
         self.forget_left(conversation_id)
         if self.current is not None and self.current.id == conversation_id:
             self.current = None

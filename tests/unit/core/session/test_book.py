@@ -202,3 +202,21 @@ async def test_forget_left_makes_the_next_open_read_the_store(
         await env.open(second)
         env.book.forget_left()
         assert await env.open(first) is not shown
+
+
+@pytest.mark.asyncio
+async def test_a_conversation_another_connection_edited_while_on_screen_is_read_again(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    async with book_env(emulator, tmp_path) as env:
+        first, second = await env.chat("first"), await env.chat("second")
+        shown = await env.open(first)
+        edited = shown.tree.path()[0].id  # type: ignore[attr-defined]
+        with sqlite3.connect(tmp_path / DB) as elsewhere:  # while it is on screen
+            elsewhere.execute("UPDATE messages SET content = 'edited' WHERE id = ?", (edited,))
+        elsewhere.close()
+        await env.open(second)
+        again = await env.book.open_conversation(first)
+        assert again is not None
+        assert again is not shown
+        assert again.tree.get(edited).content == "edited"
