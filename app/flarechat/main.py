@@ -112,6 +112,9 @@ def _file_with_feature_hook() -> None:
 
 
 def _run_gui(*, demo: bool) -> int:
+    from flarechat.ui.shared.settling import hold_collections
+
+    hold_collections()  # until the first paint (or the keychain read) has settled start-up
     _import_before_qt()
     _file_with_feature_hook()
     from flarechat.logsetup import configure_file_logging

@@ -7,11 +7,13 @@ without a keystroke. The first paint and the keychain read: tests/ui/window/test
 from __future__ import annotations
 
 import gc
+import weakref
 
 import pytest
 from pytestqt.qtbot import QtBot
 
-from flarechat.ui.shared.settling import start_up_settled
+from flarechat.ui.shared import settling
+from flarechat.ui.shared.settling import hold_collections, start_up_settled
 from flarechat.ui.transcript import warm_up
 from flarechat.ui.transcript.transcript import TranscriptView
 from support.widgets import shown
@@ -57,3 +59,48 @@ def test_a_reply_that_starts_without_typing_still_freezes_before_its_first_token
     assert not thread.is_alive()
     assert _is_frozen(made)
     gc.unfreeze()
+
+
+class _Node:
+    """A tracked object that can sit in a reference cycle and be watched by a weakref."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+@pytest.fixture
+def collector_on() -> object:
+    """The collector on and no hold, before and after (a failed test must not leave it off)."""
+    gc.enable()
+    yield None
+    settling._held = False
+    gc.enable()
+    gc.unfreeze()
+
+
+@pytest.mark.usefixtures("collector_on")
+def test_start_up_holds_collections_until_it_settles_then_frees_its_cycles() -> None:
+    hold_collections()
+    assert not gc.isenabled()
+    cycle = weakref.ref(_Node())  # garbage made during start-up, only a collection frees
+    assert cycle() is not None
+    start_up_settled("first paint")
+    assert gc.isenabled()
+    assert cycle() is None  # collected before the freeze, not frozen for good
+
+
+@pytest.mark.usefixtures("collector_on")
+def test_a_collector_someone_else_turned_off_stays_off() -> None:
+    gc.disable()
+    hold_collections()
+    start_up_settled("first paint")
+    assert not gc.isenabled()
+
+
+@pytest.mark.usefixtures("collector_on")
+def test_only_the_first_settling_point_ends_the_hold() -> None:
+    hold_collections()
+    start_up_settled("first paint")
+    gc.disable()  # e.g. a benchmark's own section
+    start_up_settled("keychain read")
+    assert not gc.isenabled()
