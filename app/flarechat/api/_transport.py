@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from collections.abc import Awaitable, Iterable
-from typing import TypeVar
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Iterable
+from contextlib import aclosing
+from typing import TypeVar, cast
 
 import httpx
 
@@ -22,7 +24,14 @@ from flarechat.api.errors import (
     WorkersAIError,
 )
 
-__all__ = ["StallWatch", "from_transport_error", "stalled"]
+__all__ = [
+    "BURST_LIMIT_BYTES",
+    "READ_SLICE_S",
+    "BurstReader",
+    "StallWatch",
+    "from_transport_error",
+    "stalled",
+]
 
 _T = TypeVar("_T")
 
@@ -38,6 +47,13 @@ _PLAIN_HTTP_MARKERS = (
 #: What h11 says when the peer hung up before answering: a transient failure, not "not HTTP".
 _DISCONNECTED = "Server disconnected"
 _CHAIN_LIMIT = 10  # how deep to follow __cause__/__context__ looking for the ssl error
+#: Bytes a BurstReader reads ahead of its consumer at most (a reply far ahead waits in the
+#: socket, as it would without the reader).
+BURST_LIMIT_BYTES = 1 << 20
+#: Longest the reader pulls chunks before the event loop gets a turn (seconds): asyncio hands
+#: the reader all a socket read got (up to 256 KiB, thousands of chunks) without a pause, so it
+#: pauses itself well within a frame; its consumer then takes what it read.
+READ_SLICE_S = 0.004
 
 
 def from_transport_error(
@@ -112,6 +128,73 @@ def _is_tls(exc: BaseException, markers: tuple[str, ...]) -> bool:
             return True
         current = current.__cause__ or current.__context__
     return False
+
+
+class BurstReader:
+    """A streamed body a burst at a time: everything that arrived while its consumer was busy.
+
+    httpx hands out one chunk per await, and h11 makes one chunk of each HTTP chunk: Workers AI
+    sends one per token, so a fast reply is thousands of awaits, each through every layer above
+    (idle timer, SSE, decoding, the session, the window). Here a task of its own pulls the
+    chunks (as cheaply as httpx allows) and :meth:`take` hands over all read since the last
+    take: the layers above run once per burst, not once per token.
+    """
+
+    def __init__(self, chunks: AsyncIterator[bytes], *, limit: int = BURST_LIMIT_BYTES) -> None:
+        self._pending: list[bytes] = []
+        self._size = 0
+        self._limit = limit
+        self._error: Exception | None = None
+        self._ended = False
+        self._ready = asyncio.Event()
+        self._room = asyncio.Event()
+        self._room.set()
+        self._task = asyncio.get_running_loop().create_task(self._pump(chunks))
+
+    async def take(self) -> bytes | None:
+        """The bytes read since the last take (waits for some); None once the body ended.
+
+        An error reading raised is raised here, after the bytes read before it were taken.
+        """
+        await self._ready.wait()
+        if self._pending:
+            data = b"".join(self._pending)
+            self._pending.clear()
+            self._size = 0
+            self._room.set()
+            if not self._ended:
+                self._ready.clear()
+            return data
+        if self._error is not None:
+            raise self._error
+        return None
+
+    async def aclose(self) -> None:
+        """Stop reading and wait until the reader has closed the body's iterator."""
+        self._task.cancel()
+        await asyncio.wait([self._task])  # a cancel of our own caller still goes through
+
+    async def _pump(self, chunks: AsyncIterator[bytes]) -> None:
+        # An async generator typed as an iterator: closed here, not when garbage-collected.
+        generator = cast(AsyncGenerator[bytes, None], chunks)
+        try:
+            async with aclosing(generator) as stream:
+                slice_end = time.monotonic() + READ_SLICE_S
+                async for chunk in stream:
+                    self._pending.append(chunk)
+                    self._size += len(chunk)
+                    self._ready.set()
+                    if self._size >= self._limit:
+                        self._room.clear()
+                        await self._room.wait()
+                    if time.monotonic() >= slice_end:
+                        await asyncio.sleep(0)
+                        slice_end = time.monotonic() + READ_SLICE_S
+        except Exception as error:  # noqa: BLE001 - whatever it is, take() raises it
+            self._error = error
+        finally:
+            self._ended = True
+            self._ready.set()
 
 
 class StallWatch:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import codecs
 import dataclasses
 import json
 import logging
@@ -11,7 +12,7 @@ import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping
 from contextlib import aclosing, asynccontextmanager
 from types import TracebackType
-from typing import Any, Self, TypeVar, cast
+from typing import Any, Self, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -39,7 +40,7 @@ from flarechat.api._routes import (
     build_agree_request,
     build_chat_request,
 )
-from flarechat.api._transport import StallWatch, from_transport_error, stalled
+from flarechat.api._transport import BurstReader, StallWatch, from_transport_error, stalled
 from flarechat.api.config import ChatRequest, Connection
 from flarechat.api.errors import ServerError, TermsNotAccepted, WorkersAIError
 from flarechat.api.events import (
@@ -75,6 +76,7 @@ TEXT_GENERATION = "Text Generation"
 #: a hostile or broken server's 50 MB page is never read (or decoded) whole.
 ERROR_BODY_LIMIT = 64 * 1024
 _EVENT_STREAM = "text/event-stream"
+_SSE_ENCODING = "utf-8"  # what the SSE spec prescribes
 _HTML = "text/html"
 #: The body a capped copy no longer has in the original's framing or encoding.
 _BODY_FRAMING = frozenset({"content-encoding", "content-length", "transfer-encoding"})
@@ -339,31 +341,30 @@ class WorkersAIClient:
     async def _events(
         self, response: httpx.Response, call: _Call
     ) -> AsyncGenerator[ChatEvent, None]:
-        """The reply's events, read a network chunk at a time: each chunk's SSE events are
-        decoded together and their text deltas merged (:func:`merge_deltas`), so a fast
-        stream costs the rest of the app one event per read, not one per token."""
+        """The reply's events, read a burst at a time (:class:`BurstReader`): a burst's SSE
+        events are decoded together and their text deltas merged (:func:`merge_deltas`), so a
+        fast stream costs the rest of the app one event per burst, not one per token."""
         decoder = ReplyDecoder(status=response.status_code, secrets=call.secrets, model=call.model)
-        sse = _SSEReader()
+        sse = _SSEReader(response.encoding)
         watch = StallWatch(
             idle=call.conn.idle_timeout, overall=call.conn.overall_timeout, deadline=call.deadline
         )
+        reader = BurstReader(response.aiter_bytes())
         try:
-            # An async generator typed as an iterator: closed here, not when garbage-collected.
-            text_chunks = cast(AsyncGenerator[str, None], response.aiter_text())
-            async with aclosing(text_chunks) as chunks:
-                while not decoder.done:
-                    text = await watch.read(anext(chunks, None), received=call.received)
-                    read = sse.feed(text) if text is not None else sse.end()
-                    events, error = _decode_chunk(decoder, read, watch)
-                    for event in merge_deltas(events):
-                        call.received = call.received or not isinstance(event, _NOT_CONTENT)
-                        yield event
-                    if error is not None:
-                        raise error  # after what came before it in the same read
-                    if text is None:
-                        break
+            while not decoder.done:
+                data = await watch.read(reader.take(), received=call.received)
+                read = sse.feed(data) if data is not None else sse.end()
+                events, error = _decode_chunk(decoder, read, watch)
+                for event in merge_deltas(events):
+                    call.received = call.received or not isinstance(event, _NOT_CONTENT)
+                    yield event
+                if error is not None:
+                    raise error  # after what came before it in the same read
+                if data is None:
+                    break
         finally:
             watch.close()
+            await reader.aclose()
         for event in (*decoder.flush(), *decoder.close()):
             yield event
 
@@ -444,20 +445,23 @@ _NOT_CONTENT = (ResponseMeta, UsageReport, Finished)
 
 
 class _SSEReader:
-    """httpx-sse's own line and event decoders, fed whole network chunks (its ``aiter_sse``
-    hands out one event per await; a chunk's events are wanted together)."""
+    """httpx-sse's own line and event decoders, fed whole bursts of bytes (its ``aiter_sse``
+    hands out one event per await; a burst's events are wanted together)."""
 
-    def __init__(self) -> None:
+    def __init__(self, encoding: str | None = None) -> None:
+        # As httpx's aiter_text: the charset the headers name, else UTF-8; bad bytes replaced.
+        self._text = codecs.getincrementaldecoder(encoding or _SSE_ENCODING)(errors="replace")
         self._lines = SSELineDecoder()
         self._events = SSEDecoder()
 
-    def feed(self, text: str) -> list[ServerSentEvent]:
-        return self._decode(self._lines.decode(text))
+    def feed(self, data: bytes) -> list[ServerSentEvent]:
+        return self._decode(self._lines.decode(self._text.decode(data)))
 
     def end(self) -> list[ServerSentEvent]:
         """The stream ended: a last line with no newline is decoded, but (as in ``aiter_sse``
         and the SSE spec) an event with no blank line after it is never dispatched."""
-        return self._decode(self._lines.flush())
+        lines = self._lines.decode(self._text.decode(b"", final=True))
+        return self._decode([*lines, *self._lines.flush()])
 
     def _decode(self, lines: list[str]) -> list[ServerSentEvent]:
         decoded = (self._events.decode(line.rstrip("\n")) for line in lines)

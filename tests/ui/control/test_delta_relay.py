@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from shell_helpers import ChatEnv, chat_env
 
+from flarechat.api import _transport
 from flarechat.core.session import running
 from flarechat.emulator import EmulatorServer, replies
 from flarechat.ui.control.chat import DeltaBuffer
@@ -101,6 +102,7 @@ async def test_text_that_came_while_the_window_was_busy_is_one_signal(
 ) -> None:
     emulator.state.tokens_per_second = UNPACED
     monkeypatch.setattr(running, "YIELD_EVERY", 60.0)  # the burst is read in one loop turn
+    monkeypatch.setattr(_transport, "READ_SLICE_S", 60.0)
     async with chat_env(emulator, tmp_path) as env:
         reply_id, data = await _burst_while_busy(env)
         names = [name for name, _args in env.recorder.events]

@@ -1,17 +1,20 @@
-"""A streamed reply is decoded a network read at a time: deltas merged, one idle timer."""
+"""A streamed reply is decoded a burst at a time (all that arrived while the app was busy):
+deltas merged, one idle timer, errors and early closes in their place."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
 from typing import Any
 
 import httpx
 import pytest
-from api_helpers import Recorder, chat, collect, mock_conn, sse, text_of
+from api_helpers import ChunkStream, Recorder, chat, collect, mock_conn, reply, sse, text_of
 
 from conftest import ClientFactory
 from flarechat.api._decode import merge_deltas
+from flarechat.api.errors import StreamInterrupted
 from flarechat.api.events import (
     ChatEvent,
     Finished,
@@ -111,3 +114,77 @@ async def test_a_stream_arms_one_idle_timer_not_one_per_read(
     events = await collect(make_client(Recorder(response)), mock_conn(), chat())
     assert text_of(events) == "".join(f"w{n} " for n in range(TOKENS))
     assert len(armed) <= 3  # the send's own deadline, the stream's one idle timer
+
+
+class WatchedStream(ChunkStream):
+    """A ChunkStream that notes whether the reader closed it (a dropped reply must)."""
+
+    closed = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for piece in super().__aiter__():
+                yield piece
+        finally:
+            WatchedStream.closed = True
+
+
+@pytest.mark.asyncio
+async def test_chunks_already_arrived_come_as_one_delta(make_client: ClientFactory) -> None:
+    """Workers AI sends an HTTP chunk per token: those already there when the app looks are
+    one burst, so the layers above see one delta, not one per token."""
+    frames = [sse(token, done=False) for token in _tokens(TOKENS)] + [b"data: [DONE]\n\n"]
+    response = httpx.Response(
+        200, headers={"content-type": "text/event-stream"}, stream=ChunkStream(frames)
+    )
+    events = await collect(make_client(Recorder(response)), mock_conn(), chat())
+    assert [e.text for e in events if isinstance(e, TextDelta)] == [
+        "".join(f"w{n} " for n in range(TOKENS))
+    ]
+    assert isinstance(events[-1], Finished)
+
+
+@pytest.mark.asyncio
+async def test_a_character_split_across_chunks_is_decoded_whole(
+    make_client: ClientFactory,
+) -> None:
+    words = ["héllo ", "wörld ", "✓ ", "日本 "]
+    body = sse(*({"response": word} for word in words))
+    handler = Recorder(reply(body, piece_size=1))  # every multi-byte character split
+    events = await collect(make_client(handler), mock_conn(), chat())
+    assert text_of(events) == "".join(words)
+
+
+@pytest.mark.asyncio
+async def test_a_read_error_comes_after_the_text_read_before_it(
+    make_client: ClientFactory,
+) -> None:
+    frames = [sse(token, done=False) for token in _tokens(TOKENS)]
+    handler = Recorder(reply(b"".join(frames), piece_size=7, fail_with=httpx.ReadError("reset")))
+    events: list[object] = []
+
+    async def read() -> None:
+        async for event in make_client(handler).stream_chat(mock_conn(), chat()):
+            events.append(event)
+
+    with pytest.raises(StreamInterrupted):
+        await read()
+    assert text_of(events) == "".join(f"w{n} " for n in range(TOKENS))
+
+
+@pytest.mark.asyncio
+async def test_a_reply_dropped_early_closes_its_body_and_leaves_no_task(
+    make_client: ClientFactory,
+) -> None:
+    frames = [sse(token, done=False) for token in _tokens(TOKENS)] + [b"data: [DONE]\n\n"]
+    WatchedStream.closed = False
+    response = httpx.Response(
+        200, headers={"content-type": "text/event-stream"}, stream=WatchedStream(frames)
+    )
+    before = asyncio.all_tasks()
+    async with aclosing(make_client(Recorder(response)).stream_chat(mock_conn(), chat())) as it:
+        async for event in it:
+            if isinstance(event, TextDelta):
+                break
+    assert WatchedStream.closed
+    assert asyncio.all_tasks() == before
