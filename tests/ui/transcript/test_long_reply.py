@@ -115,6 +115,22 @@ def test_a_burst_of_settled_text_is_rendered_about_a_frame_at_a_time(qtbot: QtBo
     assert len(view.code_blocks()) == text.count("```python")
 
 
+def test_a_tail_waits_while_settled_text_is_still_being_rendered(qtbot: QtBot) -> None:
+    """A burst renders a frame's worth of settled blocks; the open tail after them is not
+    parsed and inserted on each of those updates only to be deleted by the next one."""
+    view = MarkdownView()
+    qtbot.addWidget(view)
+    view.resize(600, 100)
+    tail = "An open paragraph " * 30
+    text = long_reply(SETTLE_BUDGET_CHARS + 600) + tail  # what is left: a Markdown tail
+    parses = PARSE_STATS.chars
+    view.stream_markdown(text)
+    assert PARSE_STATS.chars - parses <= FRAME_PARSE_CHARS  # settled blocks only
+    qtbot.waitUntil(lambda: not view.is_rendering())
+    assert PARSE_STATS.chars - parses <= len(text) + len(tail)  # the tail once, at the end
+    assert words(view.plain_text()) == words(text)
+
+
 def test_giant_code_block_streams_by_appending_plain_text(qtbot: QtBot) -> None:
     view = MarkdownView()
     qtbot.addWidget(view)

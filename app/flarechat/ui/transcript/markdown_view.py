@@ -274,7 +274,8 @@ class MarkdownView(QWidget):
         edit.beginEditBlock()
         try:
             self._render_settled(end)
-            self._show_tail()
+            if self._done >= end:  # behind, the tail would be thrown away by the next step
+                self._show_tail()
         finally:
             edit.endEditBlock()
         if self._done < end:
