@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget
 
 from flarechat.ui.control.view_data import PathView
 from flarechat.ui.shared.theme import named
+from flarechat.ui.shared.wrappers import viewport_of
 from flarechat.ui.transcript.message_overlays import PillButton, jump_button
 from flarechat.ui.transcript.message_view import MessageData, MessageView
 
@@ -56,6 +57,9 @@ FOCUS_TOP_PX = 24
 MAX_COLUMN_PX = 860
 SIDE_MARGIN_PX = 16
 MESSAGE_SPACING_PX = 14
+#: No message widget is shorter than this (header, one line, margins, spacing), px: a
+#: history of more than a viewport's worth of them surely needs the scroll bar.
+MIN_MESSAGE_PX = 60
 #: Scrolls to the newest message, like the "Jump to latest" button.
 JUMP_SHORTCUT = "Ctrl+End"
 
@@ -108,7 +112,7 @@ class MessageList(QWidget):
         self._scroll.setWidgetResizable(False)
         self._scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self._scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self._scroll.viewport().setBackgroundRole(QPalette.ColorRole.Base)
+        viewport_of(self._scroll).setBackgroundRole(QPalette.ColorRole.Base)  # (start-up time)
         self._content = named(QWidget(), "transcriptContent")
         self._content.setBackgroundRole(QPalette.ColorRole.Base)
         self._column = QVBoxLayout(self._content)
@@ -201,8 +205,23 @@ class MessageList(QWidget):
             self._items = list(messages)
             self._ids = [data.id for data in messages]
         self._reindex()
+        self._reserve_bar()
         if focus is None or self.scroll_to(focus) is None:
             self._show_last_page()  # else opened at the focus: the newest page is never made
+
+    def _reserve_bar(self) -> None:
+        """Show the scroll bar from the start when the history surely overflows: appearing
+        once the first page is made, it narrowed the column and every body was laid out
+        again (a jump far back laid each page out twice)."""
+        overflows = len(self._ids) * MIN_MESSAGE_PX > self._scroll.viewport().height()
+        policy = (
+            Qt.ScrollBarPolicy.ScrollBarAlwaysOn
+            if overflows
+            else Qt.ScrollBarPolicy.ScrollBarAsNeeded
+        )
+        if self._scroll.verticalScrollBarPolicy() != policy:
+            self._scroll.setVerticalScrollBarPolicy(policy)
+            self._sync_layout()  # the content at the viewport's new width, before widgets
 
     def replace(self, data: MessageData) -> MessageView | None:
         """Store new data for a known message; its live widget (if any) to update."""

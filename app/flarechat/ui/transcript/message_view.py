@@ -133,11 +133,21 @@ class MessageView(QFrame):
         self._query = ""
         self._marks_timer: QTimer | None = None
         self._label_marks: tuple[str, str] | None = None  # a user label's (marked, plain) text
+        self._start_at_column_width(parent)
         self._build_header()
         self.set_data(data, note=note)
         app = QApplication.instance()
         if isinstance(app, QApplication):  # focus anywhere in the message shows the actions
             app.focusChanged.connect(self._on_focus_changed)
+
+    def _start_at_column_width(self, parent: QWidget | None) -> None:
+        """Start as wide as the parent's layout (a message column) will make this view, so
+        each body part is laid out once, at its real width: a part made at Qt's default
+        width (640 px) was laid out whole there first, then again when placed."""
+        column = parent.layout() if parent is not None else None
+        if parent is not None and column is not None:
+            margins = column.contentsMargins()
+            self.resize(max(0, parent.width() - margins.left() - margins.right()), self.height())
 
     def _build_header(self) -> None:
         self._avatar = QLabel()
@@ -164,6 +174,9 @@ class MessageView(QFrame):
         if widget is None:
             widget = factory()
             refresh_fonts(widget, self.font())
+            margins = self._column.contentsMargins()  # the width the column will give it
+            inner = max(0, self.width() - margins.left() - margins.right())
+            widget.resize(inner, widget.height())
             earlier = _PART_ORDER[: _PART_ORDER.index(name)]
             self._column.insertWidget(1 + sum(n in self._parts for n in earlier), widget)
             self._parts[name] = widget

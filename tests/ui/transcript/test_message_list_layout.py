@@ -1,0 +1,57 @@
+"""Opening a conversation lays each message body out once, at the column's real width: not
+first at Qt's default width (640 px) and again when placed, nor again when the scroll bar
+appears after the first page (issue #12, switching.jump_4000_back)."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from flarechat.ui.control.view_data import MessageData, PathView
+from flarechat.ui.transcript.document_page import DocumentPage
+from flarechat.ui.transcript.transcript import TranscriptView
+
+HISTORY = 400
+SHORT = 2
+BODY = "A reply long enough to wrap over several lines at any width. " * 8
+CODE = "\n\n```python\nprint('hello')\n```\n\nAnd a closing paragraph after the code."
+
+
+def numbered(position: int) -> MessageData:
+    """User and assistant turns; the replies are Markdown bodies of a few blocks."""
+    if position % 2 == 0:
+        return MessageData(id=f"m{position}", role="user", content=f"Question {position}")
+    return MessageData(id=f"m{position}", role="assistant", content=BODY + CODE)
+
+
+def history(count: int, *, focus: str | None = None) -> PathView:
+    return PathView([f"m{i}" for i in range(count)], numbered, focus=focus)
+
+
+def pages(transcript: TranscriptView) -> list[DocumentPage]:
+    return transcript.findChildren(DocumentPage)
+
+
+@pytest.mark.parametrize("focus", [None, "m41"])
+def test_each_body_is_laid_out_once_when_a_long_history_opens(
+    qtbot: QtBot, transcript: TranscriptView, focus: str | None
+) -> None:
+    transcript.set_history(history(SHORT))  # the scroll bar hidden: the column is wider
+    qtbot.waitUntil(lambda: not transcript.is_loading())
+    before = set(pages(transcript))
+    transcript.set_history(history(HISTORY, focus=focus))
+    qtbot.waitUntil(lambda: not transcript.is_loading())
+    opened = [page for page in pages(transcript) if page not in before]
+    assert opened
+    assert [page.layout_count for page in opened] == [1] * len(opened)
+
+
+def test_a_short_history_keeps_the_scroll_bar_hidden(
+    qtbot: QtBot, transcript: TranscriptView
+) -> None:
+    transcript.set_history(history(SHORT))
+    qtbot.waitUntil(lambda: not transcript.is_loading())
+    policy = transcript.scroll_area.verticalScrollBarPolicy()
+    assert policy == Qt.ScrollBarPolicy.ScrollBarAsNeeded
+    assert not transcript.scroll_area.verticalScrollBar().isVisible()
