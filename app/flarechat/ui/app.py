@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QSocketNotifier, QTimer
-from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
+from PySide6.QtWidgets import QApplication, QWidget
 
 from flarechat.api.retry import RetryPolicy
 from flarechat.core.store import AsyncChatStore, StoreError, default_path
@@ -40,6 +40,7 @@ from flarechat.ui.shared import theme
 from flarechat.ui.shared.icons import APP_ICON, icon
 from flarechat.ui.shared.loop import FlareEventLoop
 from flarechat.ui.shared.settling import start_up_settled
+from flarechat.ui.shared.wrappers import load_widget_types
 
 if TYPE_CHECKING:
     from flarechat.api.client import WorkersAIClient
@@ -131,9 +132,11 @@ def _forget_module_sources() -> None:
     """Drop the source text PySide6 read of every module imported since it was (idle memory).
 
     PySide6's ``__feature__`` import hook calls ``inspect.getsource`` on each newly imported
-    module to look for "PySide6", which leaves the file's lines in ``linecache``: ~200 files,
-    ~3 MiB of text for the window alone, kept for nothing (tracebacks read them again when
-    needed). Cleared after each burst of imports, the memory serves the objects that follow.
+    module it has not filed to look for "PySide6", which leaves the file's lines in
+    ``linecache``. Ours and the standard library's are filed up front (ui/shared/feature_hook.py),
+    so this is what is left: third-party modules (qasync; the keychain's libraries), kept
+    for nothing (tracebacks read them again when needed). Cleared after each burst of imports,
+    the memory serves the objects that follow.
     """
     linecache.clearcache()
 
@@ -216,6 +219,7 @@ class Session:
     def _after_first_paint(self) -> None:
         _after_first_paint()
         self._start_token_load()
+        QTimer.singleShot(0, load_widget_types)  # ~25 ms now rather than at the first click
 
     def _start_token_load(self) -> None:
         if self.prefs.tokens_pending and self._token_task is None and not self._shutting_down:
@@ -297,6 +301,8 @@ async def _open_store() -> AsyncChatStore | None:
     try:
         return await AsyncChatStore.open(default_path())
     except StoreError as error:
+        from PySide6.QtWidgets import QMessageBox  # here: its class and enums cost start-up time
+
         box = QMessageBox(QMessageBox.Icon.Critical, APP_DISPLAY_NAME, str(error))
         closed = asyncio.Event()
         box.finished.connect(lambda _result: closed.set())

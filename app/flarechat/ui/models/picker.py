@@ -27,6 +27,7 @@ from flarechat.ui.models.listing import (
     paint_badges,
 )
 from flarechat.ui.models.popup import ModelPickerPopup
+from flarechat.ui.shared.wrappers import viewport_of
 
 __all__ = ["ModelPicker", "ModelPickerPopup", "format_age"]
 
@@ -194,7 +195,7 @@ class ModelPicker(QWidget):
     def set_current(self, model_id: str) -> None:
         self._current = model_id
         self.popup.delegate.current_id = model_id
-        self.popup.view.viewport().update()
+        viewport_of(self.popup.view).update()  # (start-up time: ui/shared/wrappers.py)
         self._update_button()
 
     def set_account_missing(self, missing: bool) -> None:
