@@ -33,6 +33,7 @@ NOT_AT_FIRST_PAINT = (
     "flarechat.ui.lab.compare_view",
     "flarechat.ui.lab.leaderboard_dialog",
     "flarechat.ui.lab.code_dialog",
+    "flarechat.ui.lab.presets_dialog",
     "flarechat.core.lab.request_view",
     "flarechat.core.request_code",
 )

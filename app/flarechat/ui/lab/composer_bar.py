@@ -4,6 +4,7 @@ context meter, and the template form that appears when the message has ``{{varia
 from __future__ import annotations
 
 from functools import partial
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QAction
@@ -20,9 +21,11 @@ from flarechat.core.lab.templates import fill, variables
 from flarechat.ui.chat.composer import ComposerWidget
 from flarechat.ui.lab.controller import LabController
 from flarechat.ui.lab.gauges import ContextMeter
-from flarechat.ui.lab.presets_dialog import PresetsDialog
 from flarechat.ui.lab.template_form import TemplateForm
 from flarechat.ui.shared.theme import scaled_font
+
+if TYPE_CHECKING:
+    from flarechat.ui.lab.presets_dialog import PresetsDialog
 
 __all__ = ["LabBar"]
 
@@ -157,6 +160,8 @@ class LabBar(QWidget):
 
     def open_presets(self) -> PresetsDialog:
         if self.presets_dialog is None:
+            from flarechat.ui.lab.presets_dialog import PresetsDialog  # not before the first paint
+
             self.presets_dialog = PresetsDialog(self.lab, self.window())
         self.presets_dialog.refresh()
         self.presets_dialog.show()
