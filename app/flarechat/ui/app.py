@@ -313,12 +313,13 @@ async def _open_store() -> AsyncChatStore | None:
 
 async def _run(options: GuiOptions) -> int:
     opening = asyncio.ensure_future(_open_store())
-    await asyncio.sleep(0)  # the database's worker thread starts before the imports below
     prefs = Preferences(store=SettingsStore(), secrets=KeyringSecretStore())
-    problems = await prefs.load_settings()  # the tokens come after the first paint
+    reading = asyncio.ensure_future(prefs.load_settings())  # the tokens: after the first paint
+    await asyncio.sleep(0)  # the database's and the settings' threads start before the imports
     for name in WINDOW_MODULES:
         importlib.import_module(name)
     _forget_module_sources()  # before the window is built, so its objects reuse the memory
+    problems = await reading
     store = await opening
     if store is None:
         return 1
