@@ -8,6 +8,9 @@ code), so the emulator's real framing and SSE path are measured.
   same stream to its end (on a stock asyncio loop in a worker thread);
 - the GUI thread's longest stall and p99 stall (5 ms heartbeat) during that reply;
 - the longest stall with four replies streaming at once (four conversations).
+
+Where the window's time goes against the bare read (the app's read path alone, one render of
+the reply's Markdown, the whole window) is printed by ``streaming_floor.py``, run on its own.
 """
 
 from __future__ import annotations
