@@ -53,7 +53,7 @@ BURST_LIMIT_BYTES = 1 << 20
 #: Longest the reader pulls chunks before the event loop gets a turn (seconds): asyncio hands
 #: the reader all a socket read got (up to 256 KiB, thousands of chunks) without a pause, so it
 #: pauses itself well within a frame; its consumer then takes what it read.
-READ_SLICE_S = 0.004
+READ_SLICE_S = 0.002
 
 
 def from_transport_error(
