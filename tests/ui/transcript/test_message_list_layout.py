@@ -45,6 +45,8 @@ def test_each_body_is_laid_out_once_when_a_long_history_opens(
     opened = [page for page in pages(transcript) if page not in before]
     assert opened
     assert [page.layout_count for page in opened] == [1] * len(opened)
+    widths = [(page.document().textWidth(), page.viewport().width()) for page in opened]
+    assert all(laid == shown for laid, shown in widths), widths  # not stuck at 100 px
 
 
 def test_a_short_history_keeps_the_scroll_bar_hidden(
@@ -55,3 +57,30 @@ def test_a_short_history_keeps_the_scroll_bar_hidden(
     policy = transcript.scroll_area.verticalScrollBarPolicy()
     assert policy == Qt.ScrollBarPolicy.ScrollBarAsNeeded
     assert not transcript.scroll_area.verticalScrollBar().isVisible()
+
+
+def tall_last(count: int) -> PathView:
+    """A history whose newest reply is most of a viewport tall."""
+    last = count - 1
+
+    def make(position: int) -> MessageData:
+        if position == last:
+            return MessageData(id=f"m{position}", role="assistant", content=BODY * 3)
+        return numbered(position)
+
+    return PathView([f"m{i}" for i in range(count)], make)
+
+
+def test_a_long_history_whose_last_reply_nearly_fills_the_viewport_can_be_scrolled_up(
+    qtbot: QtBot, transcript: TranscriptView
+) -> None:
+    """Its page was counted at the wider width a body was first laid out at (or before the
+    scroll bar narrowed the column): filling in stopped at the last reply alone, with no
+    scroll range for the wheel to page in the rest."""
+    transcript.set_history(history(SHORT))
+    qtbot.waitUntil(lambda: not transcript.is_loading())
+    transcript.set_history(tall_last(HISTORY))
+    qtbot.waitUntil(lambda: not transcript.is_loading())
+    bar = transcript.scroll_area.verticalScrollBar()
+    assert bar.maximum() > 0
+    assert transcript.view_for(f"m{HISTORY - 2}") is not None

@@ -58,7 +58,11 @@ class DocumentPage(QTextBrowser):
         margins = self.contentsMargins()
         text_width = width - margins.left() - margins.right()
         if self._laid_width is None and text_width > 0:
-            self._lay_out(text_width)  # the first question is the message list's, at its width
+            # The first question is the message list's, at its width. Take that width first:
+            # QTextEdit lays its document out again at the widget's own width (100 px before
+            # a layout has placed it), and a page laid out once would stay that narrow.
+            self.resize(width, self.height())
+            self._lay_out(text_width)
         # Other widths are Qt's trials (size hints' widths, minimum widths): answered with the
         # height as laid out. A real new width comes with a resize (resizeEvent lays out).
         return self._height + margins.top() + margins.bottom()
