@@ -14,7 +14,9 @@ Against the same emulator process (unpaced, as ``streaming.py``), it prints the 
    turns, then the final render), until painted, on the GUI thread of an idle app;
 4. ``window``: the real window streaming the reply until it is painted
    (``streaming._window_reply``);
-each in ms and as a ratio to (1), with the CPU of (1)-(3). (2) - (1) is what our read
+each in ms and as a ratio to (1), with the CPU of (1)-(3); and the window's stalls, by the
+wall clock (as ``streaming.py``) and by the GUI thread's own CPU time (what our work held it,
+without the waits for a core that a busy machine adds). (2) - (1) is what our read
 path adds; (3) is rendering 106 KB of Markdown on the one GUI thread; what (4) costs beyond
 (2) + (3) is per-update work (tails, relayouts, paints) and the two sharing one thread.
 """
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import statistics
 import tempfile
 import time
@@ -41,6 +44,7 @@ from streaming import PARALLEL, UNPACED_TOKENS_PER_SECOND, _window_reply, bare_r
 __all__ = ["main"]
 
 REPEATS = 3
+P99 = 0.99
 #: The scroll area the render step draws into: the bench window's transcript, about.
 VIEW_WIDTH, VIEW_HEIGHT = 900, 700
 RENDER_TIMEOUT_S = 120.0
@@ -134,16 +138,54 @@ async def _rendered(view: Any) -> None:
         await asyncio.sleep(0)
 
 
-async def window(emulator: EmulatorProcess, profile: Path, repeats: int) -> list[float]:
+class CpuHeartbeat(Heartbeat):
+    """The bench's heartbeat, also noting the GUI thread's CPU time at each tick: a gap's CPU
+    is the work that held the thread, its wall time also counts waiting for a core (on a busy
+    two-core machine, often most of a long gap)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cpu: dict[float, float] = {}
+        self.timer.timeout.connect(self._note_cpu)
+
+    def _note_cpu(self) -> None:
+        if self.ticks:
+            self.cpu[self.ticks[-1]] = time.thread_time()
+
+    def cpu_gaps(self, start: float, end: float) -> list[float]:
+        before = [t for t in self.ticks if t <= start][-1:]
+        ticks = [*before, *(t for t in self.ticks if start < t <= end)]
+        noted = [self.cpu[t] for t in ticks if t in self.cpu]
+        return [b - a for a, b in itertools.pairwise(noted)]
+
+
+def _p99(gaps: list[float]) -> float:
+    ordered = sorted(gaps)
+    return ordered[min(len(ordered) - 1, int(P99 * len(ordered)))] if ordered else 0.0
+
+
+async def window(
+    emulator: EmulatorProcess, profile: Path, repeats: int
+) -> tuple[list[float], list[tuple[float, float, float, float]]]:
+    """Send-to-painted seconds per reply, and its stalls: (longest, p99) wall and on-CPU."""
+    walls: list[float] = []
+    stalls: list[tuple[float, float, float, float]] = []
     async with session(profile, emulator, default_max_tokens=REPLY_TOKENS + 100) as shown:
-        heartbeat = Heartbeat()
-        walls = [(await _window_reply(shown, heartbeat))[0] for _ in range(repeats)]
+        heartbeat = CpuHeartbeat()
+        for _ in range(repeats):
+            start = time.perf_counter()
+            wall, longest, p99 = await _window_reply(shown, heartbeat)
+            cpu = heartbeat.cpu_gaps(start, start + wall)
+            walls.append(wall)
+            stalls.append((longest, p99, max(cpu, default=0.0), _p99(cpu)))
         heartbeat.stop()
-    return walls
+    return walls, stalls
 
 
-async def _measure(repeats: int, profile: Path) -> dict[str, tuple[float, float | None]]:
-    """{name: (median wall s, median CPU s or None)}."""
+async def _measure(
+    repeats: int, profile: Path
+) -> tuple[dict[str, tuple[float, float | None]], list[float]]:
+    """{name: (median wall s, median CPU s or None)}, and the window's median stalls."""
     text = long_answer(REPLY_TOKENS)
     from flarechat.ui.transcript.warm_up import warm_up_in_background
 
@@ -157,20 +199,23 @@ async def _measure(repeats: int, profile: Path) -> dict[str, tuple[float, float 
             bares.append(await asyncio.to_thread(bare, emu))
             clients.append(await asyncio.to_thread(client, emu))
             renders.append(await render(text))
-        windows = await window(emu, profile, repeats)
+        windows, stalls = await window(emu, profile, repeats)
 
     def med(runs: list[tuple[float, float]]) -> tuple[float, float]:
         return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
 
-    return {
+    results: dict[str, tuple[float, float | None]] = {
         "bare": med(bares),
         "client": med(clients),
         "render": med(renders),
         "window": (statistics.median(windows), None),
     }
+    return results, [statistics.median(s[i] for s in stalls) for i in range(4)]
 
 
-def _report(results: dict[str, tuple[float, float | None]], repeats: int) -> None:
+def _report(
+    results: dict[str, tuple[float, float | None]], stalls: list[float], repeats: int
+) -> None:
     base = results["bare"][0]
     print(f"streaming floor: {REPLY_TOKENS:,} tokens unpaced, median of {repeats}")
     labels = {
@@ -184,6 +229,11 @@ def _report(results: dict[str, tuple[float, float | None]], repeats: int) -> Non
         print(f"  {labels[name]:38s} {wall * 1000:7.0f} ms  {wall / base:5.2f}x   {used}")
     floor = max(results["client"][0], base) + results["render"][0]
     print(f"  (2) + (3), one thread does both:       {floor * 1000:7.0f} ms  {floor / base:5.2f}x")
+    longest, p99, cpu_longest, cpu_p99 = (s * 1000 for s in stalls)
+    print(
+        f"  window stalls: longest {longest:.1f} ms, p99 {p99:.1f} ms (wall); "
+        f"on the GUI thread's CPU: longest {cpu_longest:.1f} ms, p99 {cpu_p99:.1f} ms"
+    )
 
 
 def main() -> None:
@@ -191,8 +241,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=REPEATS)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as profile:
-        results = run_in_app(lambda: _measure(args.repeats, Path(profile)))
-    _report(results, args.repeats)
+        results, stalls = run_in_app(lambda: _measure(args.repeats, Path(profile)))
+    _report(results, stalls, args.repeats)
 
 
 if __name__ == "__main__":
