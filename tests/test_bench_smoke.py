@@ -5,6 +5,7 @@ Only the shape is checked: benchmark figures are reports, never part of the suit
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -51,10 +52,9 @@ def test_quick_run_of_one_benchmark_writes_results_in_shape(tmp_path: Path) -> N
 
 def test_only_takes_a_switching_row_by_its_name() -> None:
     """``--only switching.reopen_5000`` runs the switching benchmark and keeps that row."""
-    sys.path.insert(0, str(RUN.parent))
+    sys.path.insert(0, str(RUN.parent))  # bench/run.py imports its neighbours by name
     try:
-        import run  # bench/run.py
-
+        run = importlib.import_module("run")
         names, prefixes = run._selected(["switching.reopen_5000"])
     finally:
         sys.path.remove(str(RUN.parent))
