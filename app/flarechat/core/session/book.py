@@ -174,7 +174,7 @@ class SessionBook:
         self._left.pop(session.id, None)
         self._left[session.id] = _Left(session, revision, loaded)
         kept = 0
-        for conversation_id, left in reversed(self._left.items()):  # the newest stay
+        for conversation_id, left in list(reversed(self._left.items())):  # the newest stay
             kept += len(left.session.tree)
             if kept > RECENT_MESSAGES and conversation_id != session.id:
                 self.forget_left(conversation_id)

@@ -220,3 +220,18 @@ async def test_a_conversation_another_connection_edited_while_on_screen_is_read_
         assert again is not None
         assert again is not shown
         assert again.tree.get(edited).content == "edited"
+
+
+@pytest.mark.asyncio
+async def test_a_long_chat_between_two_short_ones_is_the_one_dropped(
+    emulator: EmulatorServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(book_module, "RECENT_MESSAGES", 13)
+    async with book_env(emulator, tmp_path) as env:
+        a = await env.chat("a", count=6)
+        b = await env.chat("b", count=10)
+        c, d = await env.chat("c", count=6), await env.chat("d", count=2)
+        shown = {key: await env.open(key) for key in (a, b, c)}
+        await env.open(d)  # left, newest first: c (6), b (16 > 13: goes), a (goes too)
+        assert await env.open(c) is shown[c]
+        assert await env.open(b) is not shown[b]
