@@ -223,15 +223,15 @@ async def test_a_conversation_another_connection_edited_while_on_screen_is_read_
 
 
 @pytest.mark.asyncio
-async def test_a_long_chat_between_two_short_ones_is_the_one_dropped(
+async def test_a_long_chat_just_left_drops_every_older_one_over_the_budget(
     emulator: EmulatorServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(book_module, "RECENT_MESSAGES", 13)
+    monkeypatch.setattr(book_module, "RECENT_MESSAGES", 11)
     async with book_env(emulator, tmp_path) as env:
-        a = await env.chat("a", count=6)
-        b = await env.chat("b", count=10)
-        c, d = await env.chat("c", count=6), await env.chat("d", count=2)
-        shown = {key: await env.open(key) for key in (a, b, c)}
-        await env.open(d)  # left, newest first: c (6), b (16 > 13: goes), a (goes too)
+        a, b = await env.chat("a", count=2), await env.chat("b", count=8)
+        c, d = await env.chat("c", count=9), await env.chat("d", count=2)
+        shown = {key: await env.open(key) for key in (a, b, c)}  # left: a (2), b (8)
+        await env.open(d)  # left, newest first: c (9), b (17 > 11: goes), a (goes too)
         assert await env.open(c) is shown[c]
         assert await env.open(b) is not shown[b]
+        assert await env.open(a) is not shown[a]
