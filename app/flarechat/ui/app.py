@@ -216,6 +216,12 @@ class Session:
         else:
             QTimer.singleShot(TOKENS_AT_THE_LATEST_MS, self.window, self._start_token_load)
 
+    def add_problems(self, problems: list[str]) -> None:
+        """More start-up problems (the database's, known once it was checked): one banner."""
+        if problems:
+            self._problems += problems
+            self.window.show_startup_problems(STARTUP_NOTICE_TITLE, "\n".join(self._problems))
+
     def _after_first_paint(self) -> None:
         _after_first_paint()
         self._start_token_load()
@@ -231,10 +237,7 @@ class Session:
         try:
             problems = await self.prefs.load_tokens()
             self.workspace.tokens_loaded()
-            if problems:
-                self._problems += problems
-                text = "\n".join(self._problems)
-                self.window.show_startup_problems(STARTUP_NOTICE_TITLE, text)
+            self.add_problems(problems)
         finally:
             _forget_module_sources()  # the keychain's imports were start-up's last burst
             start_up_settled("keychain read")
@@ -297,22 +300,35 @@ def _ignore_in_python(_signum: int, _frame: object) -> None:
     """The wakeup socket carries the signal; Python's own handler has nothing left to do."""
 
 
-async def _open_store() -> AsyncChatStore | None:
-    try:
-        return await AsyncChatStore.open(default_path())
-    except StoreError as error:
-        from PySide6.QtWidgets import QMessageBox  # here: its class and enums cost start-up time
+async def _explain_store_error(error: StoreError) -> None:
+    """The database cannot be used: say why in a box and wait until it is closed."""
+    from PySide6.QtWidgets import QMessageBox  # here: its class and enums cost start-up time
 
-        box = QMessageBox(QMessageBox.Icon.Critical, APP_DISPLAY_NAME, str(error))
-        closed = asyncio.Event()
-        box.finished.connect(lambda _result: closed.set())
-        box.open()
-        await closed.wait()
-        return None
+    box = QMessageBox(QMessageBox.Icon.Critical, APP_DISPLAY_NAME, str(error))
+    closed = asyncio.Event()
+    box.finished.connect(lambda _result: closed.set())
+    box.open()
+    await closed.wait()
+
+
+async def _store_opened(session: Session, store: AsyncChatStore) -> bool:
+    """Wait for the database the window was built around (checked on its worker thread while
+    the window was built and painted); its problems join the start-up banner. False, with
+    the window closed and the reason in a box, when it cannot be used."""
+    try:
+        report = await store.opened()
+    except StoreError as error:
+        session.window.hide()
+        await _explain_store_error(error)
+        return False
+    session.add_problems(report.problems)
+    return True
 
 
 async def _run(options: GuiOptions) -> int:
-    opening = asyncio.ensure_future(_open_store())
+    # Checked on the store's thread while the window is imported, built and painted: calls
+    # queue behind the check, so nothing is read or written before it passed (issue #12).
+    store = AsyncChatStore.opening(default_path())
     prefs = Preferences(store=SettingsStore(), secrets=KeyringSecretStore())
     reading = asyncio.ensure_future(prefs.load_settings())  # the tokens: after the first paint
     await asyncio.sleep(0)  # the database's and the settings' threads start before the imports
@@ -320,14 +336,14 @@ async def _run(options: GuiOptions) -> int:
         importlib.import_module(name)
     _forget_module_sources()  # before the window is built, so its objects reuse the memory
     problems = await reading
-    store = await opening
-    if store is None:
-        return 1
-    problems += store.report.problems
     session = Session(prefs=prefs, client=LazyClient(), store=store, options=options)
     _forget_module_sources()  # and those read at the Session's own imports of them
     bridge = SignalBridge(session.window.close)
     session.show(problems)
+    if not await _store_opened(session, store):
+        bridge.close()
+        await session.shutdown()
+        return 1
     if options.demo_at_start:
         await session.workspace.use_demo()
     if options.autosend:

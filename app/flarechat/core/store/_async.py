@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import functools
 from collections.abc import Callable, Iterable, Sequence
@@ -50,6 +51,21 @@ async def _within(future: asyncio.Future[_T], *, seconds: float) -> _T:
         raise StoreTimeout(seconds) from error
 
 
+def _on_store(
+    owner: AsyncChatStore,
+    func: Callable[Concatenate[ChatStore, _P], _T],
+    *args: _P.args,
+    **kwargs: _P.kwargs,
+) -> Callable[[], _T]:
+    """``func(owner.store, ...)``, the store looked up when the call runs on the worker thread
+    (after an open started by ``AsyncChatStore.opening`` that was queued ahead of it)."""
+
+    def call() -> _T:
+        return func(owner.store, *args, **kwargs)
+
+    return call
+
+
 class AsyncChatStore:
     """ChatStore for the event loop: same methods, ``async``, never blocking the caller's thread.
 
@@ -60,15 +76,24 @@ class AsyncChatStore:
 
     def __init__(
         self,
-        store: ChatStore,
+        store: ChatStore | None,
         *,
         timeout: float = DEFAULT_TIMEOUT,
         executor: ThreadPoolExecutor | None = None,
     ) -> None:
-        self.store = store
+        self._store = store
         self.timeout = timeout
         self._executor = executor if executor is not None else _new_executor()
         self._closed = False
+        #: set by ``opening``: the open still running on the worker, ahead of every call
+        self._opening: asyncio.Future[None] | None = None
+
+    @property
+    def store(self) -> ChatStore:
+        """The open ChatStore (for calls on the worker thread, where the open ran first)."""
+        if self._store is None:
+            raise StoreError("The chat database could not be opened.")
+        return self._store
 
     @classmethod
     async def open(cls, path: Path, *, call_timeout: float = DEFAULT_TIMEOUT) -> AsyncChatStore:
@@ -86,6 +111,38 @@ class AsyncChatStore:
             raise
         return cls(store, timeout=call_timeout, executor=executor)
 
+    @classmethod
+    def opening(cls, path: Path, *, call_timeout: float = DEFAULT_TIMEOUT) -> AsyncChatStore:
+        """Like open(), but returned at once while open_store() runs on the worker thread.
+
+        Calls made meanwhile queue behind the open on the one worker, so nothing is read or
+        written before the file was checked (and recovered); they wait up to BULK_TIMEOUT, as
+        the open may. ``opened()`` waits for the open and raises its StoreError; after a
+        failed open every call raises StoreError. For start-up: the window is built and
+        painted while a large history is checked (issue #12).
+        """
+        store = cls(None, timeout=call_timeout)
+
+        def open_on_worker() -> None:
+            store._store = open_store(path)
+
+        store._opening = asyncio.ensure_future(
+            _run_on(store._executor, open_on_worker, seconds=BULK_TIMEOUT)
+        )
+        return store
+
+    async def opened(self) -> OpenReport:
+        """Wait for the open started by ``opening`` (at once otherwise); its report."""
+        if self._opening is not None:
+            await asyncio.shield(self._opening)
+        return self.report
+
+    def _seconds(self, seconds: float) -> float:
+        """A call queued behind a running open may wait as long as the open may take."""
+        if self._opening is not None and not self._opening.done():
+            return max(seconds, BULK_TIMEOUT)
+        return seconds
+
     @property
     def report(self) -> OpenReport:
         return self.store.report
@@ -99,21 +156,19 @@ class AsyncChatStore:
         self, func: Callable[Concatenate[ChatStore, _P], _T], *args: _P.args, **kwargs: _P.kwargs
     ) -> _T:
         """Run ``func(store, ...)`` on the worker thread, within ``timeout``."""
-        return await self._submit(
-            functools.partial(func, self.store, *args, **kwargs), self.timeout
-        )
+        return await self._submit(_on_store(self, func, *args, **kwargs), self.timeout)
 
     async def run_bulk(
         self, func: Callable[Concatenate[ChatStore, _P], _T], *args: _P.args, **kwargs: _P.kwargs
     ) -> _T:
         """Like run(), with BULK_TIMEOUT: for export_all / import_all of a whole history."""
-        call = functools.partial(func, self.store, *args, **kwargs)
+        call = _on_store(self, func, *args, **kwargs)
         return await self._submit(call, max(self.timeout, BULK_TIMEOUT))
 
     async def _submit(self, call: Callable[[], _T], seconds: float) -> _T:
         if self._closed:
             raise StoreError("The chat database is closed.")
-        return await _run_on(self._executor, call, seconds=seconds)
+        return await _run_on(self._executor, call, seconds=self._seconds(seconds))
 
     async def remember_secrets(self, secrets: Iterable[str | None]) -> None:
         """ChatStore.remember_secrets: records never hold these tokens, in any encoding."""
@@ -122,6 +177,13 @@ class AsyncChatStore:
     async def close(self) -> None:
         """Close the connection on its own thread, then stop the thread. Idempotent."""
         if self._closed:
+            return
+        if self._opening is not None:
+            with contextlib.suppress(StoreError):  # a connection it makes is closed below
+                await asyncio.shield(self._opening)
+        if self._store is None:  # the open failed: there is no connection
+            self._closed = True
+            self._executor.shutdown(wait=False, cancel_futures=True)
             return
         try:
             await self.run(ChatStore.close)
@@ -183,9 +245,9 @@ class AsyncChatStore:
         """
         if self._closed:
             raise StoreError("The chat database is closed.")
-        call = functools.partial(ChatStore.revision, self.store, conversation_id)
+        call = _on_store(self, ChatStore.revision, conversation_id)
         submitted = asyncio.get_running_loop().run_in_executor(self._executor, call)
-        return asyncio.ensure_future(_within(submitted, seconds=self.timeout))
+        return asyncio.ensure_future(_within(submitted, seconds=self._seconds(self.timeout)))
 
     async def add_message(self, message: Message) -> None:
         await self.run(ChatStore.add_message, copy.deepcopy(message))
