@@ -40,7 +40,6 @@ QT_FREE_WINDOW_MODULES = (
     "flarechat.core.capabilities",
     "flarechat.core.catalogue",
     "flarechat.core.connect",
-    "flarechat.core.export",
     "flarechat.core.lab.documents",
     "flarechat.core.lab.exchange",
     "flarechat.core.lab.library",

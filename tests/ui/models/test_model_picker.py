@@ -15,6 +15,7 @@ from flarechat.ui.models.listing import (
     looks_like_model_id,
 )
 from flarechat.ui.models.picker import ModelPicker, format_age
+from flarechat.ui.models.popup import ModelPickerPopup
 
 NOW = 1_800_000_000.0
 KIMI = ModelInfo(
@@ -279,3 +280,18 @@ def test_a_list_landing_while_choosing_keeps_the_query_and_highlight(
     assert picker.popup.search.text() == "llama"
     assert visible_names(picker) == [LLAMA_FAST.name, LLAMA_70B.name, newer.name]
     assert picker.popup.highlighted_name() == LLAMA_70B.name
+
+
+def test_the_popup_is_made_when_first_opened_with_what_was_set_before(qtbot: QtBot) -> None:
+    """Start-up shows only the button (the list's classes and enums cost the first paint);
+    the list made at the first open shows the status and current model already set."""
+    widget = ModelPicker(clock=lambda: NOW)
+    qtbot.addWidget(widget)
+    widget.set_models(CATALOGUE, fetched_at=NOW - 300, offline=False)
+    widget.set_current(KIMI.name)
+    made_before = widget.findChildren(ModelPickerPopup)
+    widget.open_popup()
+    assert made_before == []
+    assert widget.popup.status.text() == "Updated 5 min ago" == widget.status_text()
+    assert widget.popup.delegate.current_id == KIMI.name
+    assert widget.popup.highlighted_name() == KIMI.name

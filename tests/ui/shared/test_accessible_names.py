@@ -83,6 +83,7 @@ async def test_qt_made_buttons_get_meaningful_names(
     emulator: EmulatorServer, tmp_path: Path
 ) -> None:
     async with window(emulator, tmp_path) as (_env, main, _seen):
+        main.picker.open_popup()  # the model list is made when first opened
         names = {b.accessibleName() for b in main.findChildren(QAbstractButton)}
         assert {
             "Clear search all conversations",

@@ -36,6 +36,11 @@ NOT_AT_FIRST_PAINT = (
     "flarechat.ui.lab.presets_dialog",
     "flarechat.core.lab.request_view",
     "flarechat.core.request_code",
+    # dialogs and pop-ups the first frame does not show: their classes' enums cost start-up
+    "flarechat.ui.window.window_dialogs",
+    "flarechat.ui.models.popup",
+    "flarechat.ui.capabilities.image_viewer",
+    "flarechat.core.export",
 )
 
 

@@ -4,9 +4,10 @@ thumbnails and what to say when an image cannot be attached (or the model cannot
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QMimeData, QSize, Qt, Signal
-from PySide6.QtWidgets import QFileDialog, QLabel, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QToolButton, QVBoxLayout, QWidget
 
 from flarechat.core.capabilities import IMAGE_TYPES, MAX_IMAGES
 from flarechat.core.conversation import Attachment
@@ -14,6 +15,9 @@ from flarechat.ui.capabilities import images
 from flarechat.ui.capabilities.thumbnails import RemovableThumbnails
 from flarechat.ui.shared.icons import icon
 from flarechat.ui.shared.theme import current_palette, named
+
+if TYPE_CHECKING:  # the file dialog's class and enums are made when first opened (start-up)
+    from PySide6.QtWidgets import QFileDialog
 
 __all__ = ["ATTACH_TIP", "AttachmentBox", "no_vision_text"]
 
@@ -140,6 +144,8 @@ class AttachmentBox(QWidget):
 
     def choose_files(self) -> QFileDialog:
         """Pick image files (a non-blocking dialog: ``open()``, then ``filesSelected``)."""
+        from PySide6.QtWidgets import QFileDialog
+
         dialog = QFileDialog(self.window(), "Attach images", "", FILE_FILTER)
         dialog.setFileMode(QFileDialog.FileMode.ExistingFiles)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

@@ -1,33 +1,31 @@
-"""Image thumbnails: the composer's removable ones and a message's clickable ones, and the
-dialog that shows one larger."""
+"""Image thumbnails: the composer's removable ones and a message's clickable ones (the dialog
+that shows one larger is ui/capabilities/image_viewer.py, imported when first opened)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import partial
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QGuiApplication, QImage, QPixmap
+from PySide6.QtGui import QImage, QPixmap
 from PySide6.QtWidgets import (
-    QDialog,
-    QDialogButtonBox,
     QHBoxLayout,
-    QLabel,
-    QScrollArea,
     QToolButton,
-    QVBoxLayout,
     QWidget,
 )
 
 from flarechat.core.conversation import Attachment
 from flarechat.ui.capabilities.images import size_text
 from flarechat.ui.shared.icons import icon
-from flarechat.ui.shared.theme import mute, named
+from flarechat.ui.shared.theme import named
+
+if TYPE_CHECKING:  # a dialog's classes and enums cost start-up time; made when first opened
+    from flarechat.ui.capabilities.image_viewer import ImageViewer
 
 __all__ = [
     "COMPOSER_THUMB_PX",
     "MESSAGE_THUMB_PX",
-    "ImageViewer",
     "MessageImages",
     "RemovableThumbnails",
     "describe",
@@ -37,8 +35,6 @@ __all__ = [
 COMPOSER_THUMB_PX = 56
 MESSAGE_THUMB_PX = 120
 REMOVE_ICON_PX = 12
-#: The viewer opens at most this share of the screen; larger images scroll.
-VIEWER_SCREEN_SHARE = 0.85
 _KIND_NAMES = {"image/png": "PNG", "image/jpeg": "JPEG", "image/webp": "WEBP", "image/gif": "GIF"}
 
 
@@ -68,37 +64,6 @@ def _thumb_button(attachment: Attachment, *, side: int, tip: str) -> QToolButton
     button.setAccessibleName(f"Image {attachment.name or ''}".strip())
     button.setCursor(Qt.CursorShape.PointingHandCursor)
     return button
-
-
-class ImageViewer(QDialog):
-    """One image at full size (or as large as fits the screen), with what it is."""
-
-    def __init__(self, attachment: Attachment, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setWindowTitle(attachment.name or "Image")
-        self.setAccessibleName("Image viewer")
-        self.image = named(QLabel(), "imageViewerPicture")
-        self.image.setPixmap(pixmap_of(attachment))
-        self.image.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        scroller = QScrollArea(self)
-        scroller.setWidget(self.image)
-        scroller.setWidgetResizable(True)
-        self.caption = mute(named(QLabel(describe(attachment)), "imageViewerCaption"))
-        self.caption.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
-        buttons.rejected.connect(self.reject)
-        column = QVBoxLayout(self)
-        column.addWidget(scroller, 1)
-        column.addWidget(self.caption)
-        column.addWidget(buttons)
-        self.resize(self._fitting_size(attachment))
-
-    def _fitting_size(self, attachment: Attachment) -> QSize:
-        screen = self.screen() or QGuiApplication.primaryScreen()
-        room = screen.availableSize() * VIEWER_SCREEN_SHARE if screen else QSize(1024, 768)
-        chrome = QSize(40, 90)  # margins, caption and buttons around the picture
-        wanted = QSize(attachment.width, attachment.height) + chrome
-        return wanted.boundedTo(room)
 
 
 class MessageImages(QWidget):
@@ -136,6 +101,8 @@ class MessageImages(QWidget):
 
     def open_viewer(self, index: int) -> ImageViewer:
         """Show image ``index`` larger, in a dialog (opened with ``open()``, never ``exec``)."""
+        from flarechat.ui.capabilities.image_viewer import ImageViewer
+
         if self.viewer is not None:
             self.viewer.close()
         self.viewer = ImageViewer(self._attachments[index], self.window())

@@ -20,7 +20,6 @@ from flarechat.api.config import Connection, Secret
 from flarechat.api.errors import WorkersAIError
 from flarechat.api.models import ModelInfo
 from flarechat.api.tokens import TokenCheck
-from flarechat.core import export
 from flarechat.core.catalogue import CatalogueCache
 from flarechat.core.connect import ConfigurationError
 from flarechat.core.lab.exchange import LabExchange
@@ -237,6 +236,8 @@ class WorkspaceController(QObject):
         self._spawn(self._export_one(conversation_id, path=path, fmt=fmt), "export")
 
     async def _export_one(self, conversation_id: str, *, path: Path, fmt: str) -> None:
+        from flarechat.core import export  # when first used: the first paint never exports
+
         try:
             tree = await self._store.load_tree(conversation_id)
             if fmt == "markdown":  # images go into a folder beside it, linked from the text
@@ -253,6 +254,8 @@ class WorkspaceController(QObject):
         self._spawn(self._export_all(path), "export-all")
 
     async def _export_all(self, path: Path) -> None:
+        from flarechat.core import export  # when first used: the first paint never exports
+
         try:
             lab = self.lab.export_doc() if self.lab is not None else None
             data = await self._store.run(export.export_all, lab=lab)
@@ -267,6 +270,8 @@ class WorkspaceController(QObject):
         self._spawn(self._import_all(path), "import")
 
     async def _import_all(self, path: Path) -> None:
+        from flarechat.core import export  # when first used: the first paint never exports
+
         try:
             text = await asyncio.to_thread(path.read_text, encoding="utf-8")
             data = json.loads(text)

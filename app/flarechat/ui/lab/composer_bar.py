@@ -10,7 +10,6 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QHBoxLayout,
-    QInputDialog,
     QMenu,
     QToolButton,
     QVBoxLayout,
@@ -24,7 +23,9 @@ from flarechat.ui.lab.gauges import ContextMeter
 from flarechat.ui.lab.template_form import TemplateForm
 from flarechat.ui.shared.theme import scaled_font
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # dialogs are imported when first opened (their classes: start-up time)
+    from PySide6.QtWidgets import QInputDialog
+
     from flarechat.ui.lab.presets_dialog import PresetsDialog
 
 __all__ = ["LabBar"]
@@ -150,6 +151,8 @@ class LabBar(QWidget):
 
     def ask_preset_name(self) -> None:
         """Name the new preset (a non-modal input dialog: never exec())."""
+        from PySide6.QtWidgets import QInputDialog
+
         dialog = QInputDialog(self)
         dialog.setWindowTitle("Save preset")
         dialog.setLabelText("Name of the preset (model, parameters, system prompt, gateway):")

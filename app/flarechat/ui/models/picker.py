@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPoint, QRect, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QFontMetrics, QPaintEvent
@@ -26,10 +27,13 @@ from flarechat.ui.models.listing import (
     model_strengths,
     paint_badges,
 )
-from flarechat.ui.models.popup import ModelPickerPopup
+from flarechat.ui.shared.accessible import name_internal_buttons
 from flarechat.ui.shared.wrappers import viewport_of
 
-__all__ = ["ModelPicker", "ModelPickerPopup", "format_age"]
+if TYPE_CHECKING:  # made when first opened (start-up: its list view's class and enums)
+    from flarechat.ui.models.popup import ModelPickerPopup
+
+__all__ = ["ModelPicker", "format_age"]
 
 POPUP_WIDTH = 540
 POPUP_HEIGHT = 460
@@ -162,7 +166,8 @@ class ModelPicker(QWidget):
         self._model = ModelListModel(self)
         self.button = _PickerButton(self)
         self.button.setAccessibleName("Model")
-        self.popup = ModelPickerPopup(self._model, self)
+        self._popup: ModelPickerPopup | None = None
+        self._status_shown = ""
         self._age_timer = QTimer(self)
         self._age_timer.setObjectName("model-picker-age")
         self._age_timer.setInterval(AGE_REFRESH_MS)
@@ -170,12 +175,25 @@ class ModelPicker(QWidget):
         box.setContentsMargins(0, 0, 0, 0)
         box.addWidget(self.button)
         self.button.clicked.connect(self.open_popup)
-        self.popup.chosen.connect(self._on_popup_chosen)
-        self.popup.refresh_requested.connect(self.refresh_requested)
-        self.popup.closed.connect(self._age_timer.stop)
         self._age_timer.timeout.connect(self._update_status)
         self._update_button()
         self._update_status()
+
+    @property
+    def popup(self) -> ModelPickerPopup:
+        """The drop-down, made when first needed: the first paint shows only the button."""
+        if self._popup is None:
+            from flarechat.ui.models.popup import ModelPickerPopup
+
+            popup = ModelPickerPopup(self._model, self)
+            popup.chosen.connect(self._on_popup_chosen)
+            popup.refresh_requested.connect(self.refresh_requested)
+            popup.closed.connect(self._age_timer.stop)
+            popup.delegate.current_id = self._current
+            popup.set_status(self._status_shown, loading=self._loading)
+            name_internal_buttons(popup)  # as the window's own were when it was built
+            self._popup = popup
+        return self._popup
 
     # -- public API -----------------------------------------------------------------------
     def set_models(
@@ -183,19 +201,20 @@ class ModelPicker(QWidget):
     ) -> None:
         """Show a catalogue: ``offline`` means it came from the cache after a failed fetch."""
         ordered = sorted(models, key=lambda m: (m.short_name.casefold(), m.name))
-        highlighted = self.popup.highlighted_name()
+        highlighted = self._popup.highlighted_name() if self._popup is not None else None
         self._model.set_models(ordered)
         self._fetched_at = fetched_at
         self._offline = offline
         self._update_button()
         self._update_status()
-        if self.popup.isVisible():  # the live list landed while the user is choosing
-            self.popup.keep_highlight(highlighted)
+        if self._popup is not None and self._popup.isVisible():  # landed while choosing
+            self._popup.keep_highlight(highlighted)
 
     def set_current(self, model_id: str) -> None:
         self._current = model_id
-        self.popup.delegate.current_id = model_id
-        viewport_of(self.popup.view).update()  # (start-up time: ui/shared/wrappers.py)
+        if self._popup is not None:
+            self._popup.delegate.current_id = model_id
+            viewport_of(self._popup.view).update()  # (start-up time: ui/shared/wrappers.py)
         self._update_button()
 
     def set_account_missing(self, missing: bool) -> None:
@@ -219,7 +238,7 @@ class ModelPicker(QWidget):
         return self._model.models()
 
     def status_text(self) -> str:
-        return self.popup.status.text()
+        return self._status_shown
 
     def open_popup(self) -> None:
         self._update_status()
@@ -264,7 +283,9 @@ class ModelPicker(QWidget):
         return "Model list not loaded yet"
 
     def _update_status(self) -> None:
-        self.popup.set_status(self._status(), loading=self._loading)
+        self._status_shown = self._status()
+        if self._popup is not None:
+            self._popup.set_status(self._status_shown, loading=self._loading)
 
     def _on_popup_chosen(self, model_id: str) -> None:
         self.set_current(model_id)

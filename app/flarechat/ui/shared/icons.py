@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from PySide6.QtCore import QByteArray, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QIcon, QIconEngine, QPainter, QPixmap
@@ -11,6 +11,9 @@ from PySide6.QtSvg import QSvgRenderer
 
 from flarechat.paths import resource_path
 from flarechat.ui.shared.theme import Palette, current_palette
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["APP_ICON", "IconRole", "icon", "icon_pixmap", "svg_path"]
 
@@ -24,14 +27,21 @@ _PIXMAP_CACHE_LIMIT = 32
 IconRole = Literal["text", "muted", "accent", "on-accent", "danger"]
 
 
+@functools.cache
+def _icons_dir() -> Path:
+    """``resources/icons``, found once: finding it resolves the package's path (two
+    realpath walks), ~0.3 ms a time for the window's ~14 icons before the first paint."""
+    return resource_path("icons")
+
+
 def svg_path(name: str) -> str:
     """Filesystem path of ``resources/icons/<name>.svg``."""
-    return str(resource_path("icons", f"{name}.svg"))
+    return str(_icons_dir() / f"{name}.svg")
 
 
 @functools.cache
 def _svg_bytes(name: str) -> bytes:
-    return resource_path("icons", f"{name}.svg").read_bytes()
+    return (_icons_dir() / f"{name}.svg").read_bytes()
 
 
 def _role_color(palette: Palette, role: IconRole, *, mode: QIcon.Mode) -> str:

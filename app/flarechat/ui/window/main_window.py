@@ -35,7 +35,7 @@ from flarechat.ui.shared import text_commands, theme
 from flarechat.ui.shared.accessible import name_internal_buttons
 from flarechat.ui.shared.icons import APP_ICON, icon
 from flarechat.ui.sidebar.sidebar import Sidebar
-from flarechat.ui.window import reply_commands, window_dialogs
+from flarechat.ui.window import reply_commands
 from flarechat.ui.window.status_bar import FittingStatusBar, MetricsLabel
 
 if TYPE_CHECKING:  # imported when first opened (window_dialogs, open_compare)
@@ -465,6 +465,8 @@ class MainWindow(QMainWindow):
         )  # fmt: skip
 
     def open_settings(self) -> None:
+        from flarechat.ui.window import window_dialogs  # when first opened (start-up time)
+
         self.settings_dialog = window_dialogs.open_settings(self, self.workspace)
         self.settings_dialog.settings_accepted.connect(self.apply_appearance)
 
@@ -484,6 +486,8 @@ class MainWindow(QMainWindow):
             self.zoom(1.0)  # the same zoom, on the new base size
 
     def open_conversation_options(self) -> None:
+        from flarechat.ui.window import window_dialogs  # when first opened (start-up time)
+
         window_dialogs.open_conversation_options(self, self.chat, prefs=self.workspace.prefs)
 
     def ask_export(self, conversation_id: str | None, fmt: str) -> None:
@@ -491,12 +495,18 @@ class MainWindow(QMainWindow):
         if target is None or not self.chat.is_stored(target):
             self.statusBar().showMessage("Nothing to export yet.", STATUS_MESSAGE_MS)
             return
+        from flarechat.ui.window import window_dialogs  # when first opened (start-up time)
+
         window_dialogs.ask_export(self, self.workspace, conversation_id=target, fmt=fmt)
 
     def ask_export_all(self) -> None:
+        from flarechat.ui.window import window_dialogs  # when first opened (start-up time)
+
         window_dialogs.ask_export_all(self, self.workspace)
 
     def ask_import(self) -> None:
+        from flarechat.ui.window import window_dialogs  # when first opened (start-up time)
+
         window_dialogs.ask_import(self, self.workspace)
 
     def toggle_sidebar(self) -> None:
@@ -518,6 +528,8 @@ class MainWindow(QMainWindow):
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
 
     def show_about(self) -> None:
+        from flarechat.ui.window import window_dialogs  # when first opened (start-up time)
+
         window_dialogs.show_about(self, keychain=self.workspace.prefs.keychain_problem is None)
 
     # -- window state ----------------------------------------------------------------------
