@@ -26,6 +26,7 @@ __all__ = [
     "MAX_LIVE_MESSAGES",
     "PAGE_SIZE",
     "PAGE_STEP",
+    "SCROLL_STEP",
     "MessageList",
     "ViewFactory",
 ]
@@ -42,9 +43,13 @@ JUMP_ABOVE_SCREENS = 0.5
 #: creates at most PAGE_STEP message widgets and stops early after FILL_BUDGET_S of work.
 PAGE_STEP = 4
 FILL_BUDGET_S = 0.012
-#: A jump far back fills the viewport in the turn it is asked for, within this budget: a
-#: page painted before it is covered is painted twice (the hit alone, then the page).
-JUMP_BUDGET_S = 0.030
+#: Scrolling pages in one widget per loop turn: a reply's widget takes 5-15 ms to make here,
+#: so two in a turn plus the paint that follows overran a 33 ms frame (the wheel stalled).
+SCROLL_STEP = 1
+#: Opening a conversation (or jumping far back) fills the viewport in the call that asks for
+#: it, within this budget: every loop turn before it is covered paints the window once more
+#: (a conversation's newest message alone, then the page), ~10-20 ms of the GUI thread each.
+COVER_BUDGET_S = 0.030
 #: Message widgets alive at most; pages beyond this are dropped at the far end.
 MAX_LIVE_MESSAGES = 64
 #: Load the next page when the viewport is this close to the loaded top/bottom, px.
@@ -301,6 +306,7 @@ class MessageList(QWidget):
         self._above_screens = PAGE_SCREENS
         self._cover = cover
         self._fill_step()
+        self._cover_now()  # an open: its first page in this call, painted once
 
     def _filling(self) -> bool:
         return self._first > self._fill_first or self._last < self._fill_last
@@ -326,9 +332,12 @@ class MessageList(QWidget):
         if self._filling():
             self._fill_timer.start()
 
-    def _fill_step(self) -> None:
-        """One loop turn of page filling: up to PAGE_STEP widgets or FILL_BUDGET_S of work."""
-        deadline = time.perf_counter() + FILL_BUDGET_S
+    def _fill_step(self, *, deadline: float | None = None) -> None:
+        """One loop turn of page filling: up to PAGE_STEP widgets (SCROLL_STEP once the
+        viewport is covered and the user scrolls) or FILL_BUDGET_S of work (an open's:
+        until ``deadline``)."""
+        if deadline is None:
+            deadline = time.perf_counter() + FILL_BUDGET_S
         # A message scrolled to: what follows it first, until the viewport below it is covered.
         below_first = self._focus is not None and not self._covers(above=False)
         with self._anchored():
@@ -346,8 +355,13 @@ class MessageList(QWidget):
             self._cover = None
         self._schedule_fill()
 
+    def _step_size(self) -> int:
+        """Widgets one loop turn may make: a few while an open covers the viewport, one
+        while pages come in as the user scrolls (each turn then stays well within a frame)."""
+        return PAGE_STEP if self._cover is not None else SCROLL_STEP
+
     def _prepend_views(self, deadline: float) -> None:
-        stop = max(self._fill_first, self._first - PAGE_STEP)
+        stop = max(self._fill_first, self._first - self._step_size())
         while self._first > stop:
             self._first -= 1
             view = self._make_view(self.item(self._first))
@@ -362,7 +376,7 @@ class MessageList(QWidget):
             self._fill_last = min(self._fill_last, self._last)
 
     def _append_views(self, deadline: float) -> None:
-        stop = min(self._fill_last, self._last + PAGE_STEP)
+        stop = min(self._fill_last, self._last + self._step_size())
         while self._last < stop:
             view = self._make_view(self.item(self._last))
             self._column.insertWidget(self._last - self._first, view)
@@ -422,11 +436,12 @@ class MessageList(QWidget):
         return view
 
     def _cover_now(self) -> None:
-        """Fill a jump's viewport now (within JUMP_BUDGET_S), not a loop turn later: the
-        window would first paint the hit alone, then the page again."""
-        deadline = time.perf_counter() + JUMP_BUDGET_S
+        """Fill an open's (a jump's) viewport now, within COVER_BUDGET_S, not a loop turn
+        later: the window would first paint the newest message (the hit) alone, then the
+        page again."""
+        deadline = time.perf_counter() + COVER_BUDGET_S
         while self._cover is not None and self._filling() and time.perf_counter() < deadline:
-            self._fill_step()
+            self._fill_step(deadline=deadline)
 
     def scroll_to_latest(self) -> None:
         """Show the newest message and follow the reply again (the jump button's action)."""

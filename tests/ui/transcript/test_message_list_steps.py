@@ -1,0 +1,85 @@
+"""How many loop turns (and so window paints) filling the message column takes: an open's
+first page is made in the call that asks for it, and pages that come in while the user
+scrolls are made one widget per turn, so no turn outlasts a frame (issue #12, switching:
+open_5000, jump_4000_back, wheel_to_top_stall)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+import pytest
+from PySide6.QtCore import QTimer
+from pytestqt.qtbot import QtBot
+
+from flarechat.ui.control.view_data import MessageData, PathView
+from flarechat.ui.transcript import message_list
+from flarechat.ui.transcript.message_list import PAGE_STEP, SCROLL_STEP, MessageList
+from flarechat.ui.transcript.message_view import MessageView
+
+HISTORY = 400
+#: Long enough for any machine to make a page's widgets in it: the test counts turns.
+GENEROUS_BUDGET_S = 60.0
+
+
+def live_views(column: MessageList) -> list[MessageView]:
+    return [v for mid in column.ids() if (v := column.view_for(mid)) is not None]
+
+
+def history(make: Callable[[int], MessageData], *, focus: str | None = None) -> PathView:
+    return PathView([f"m{i}" for i in range(HISTORY)], make, focus=focus)
+
+
+@pytest.fixture
+def generous(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(message_list, "COVER_BUDGET_S", GENEROUS_BUDGET_S)
+
+
+@pytest.mark.usefixtures("generous")
+def test_an_opened_conversation_covers_the_viewport_before_the_next_loop_turn(
+    make: Callable[[int], MessageData], column: MessageList
+) -> None:
+    """Its newest message alone used to be painted first, then the page, a turn later."""
+    column.set_items(history(make))
+    assert not column.is_loading()
+    views = live_views(column)
+    assert len(views) > PAGE_STEP  # more than one turn's worth of the old steps
+    bar = column.scroll_area.verticalScrollBar()
+    assert views[0].y() <= bar.value()  # covered to the top
+    assert views[-1].data.id == f"m{HISTORY - 1}"
+    assert column.is_at_bottom()
+
+
+@pytest.mark.usefixtures("generous")
+def test_a_far_message_and_the_viewport_below_it_come_in_the_same_call(
+    make: Callable[[int], MessageData], qtbot: QtBot, column: MessageList
+) -> None:
+    column.set_items(history(make))
+    qtbot.waitUntil(lambda: not column.is_loading())
+    column.scroll_to("m100")
+    assert not column.is_loading()
+    views = live_views(column)
+    bar = column.scroll_area.verticalScrollBar()
+    bottom = bar.value() + column.scroll_area.viewport().height()
+    assert views[-1].geometry().bottom() >= bottom
+
+
+def test_scrolling_up_pages_in_one_widget_per_loop_turn(
+    make: Callable[[int], MessageData], qtbot: QtBot, column: MessageList
+) -> None:
+    column.set_items(history(make))
+    qtbot.waitUntil(lambda: not column.is_loading())
+    bar = column.scroll_area.verticalScrollBar()
+    before = column.live_count
+    bar.setValue(0)  # near the top: the page above is asked for
+    assert column.is_loading()
+    assert column.live_count == before + SCROLL_STEP  # this turn's widget, no more
+    made = [column.live_count]
+    timer = column.findChild(QTimer, "transcriptPageFillTimer")
+    assert timer is not None
+    timer.timeout.connect(lambda: made.append(column.live_count))
+    qtbot.waitUntil(lambda: not column.is_loading())
+    steps = [b - a for a, b in itertools.pairwise(made)]
+    assert steps
+    assert all(step <= SCROLL_STEP for step in steps), steps
+    assert column.live_count > before + SCROLL_STEP
