@@ -131,6 +131,27 @@ def test_a_tail_waits_while_settled_text_is_still_being_rendered(qtbot: QtBot) -
     assert words(view.plain_text()) == words(text)
 
 
+def test_a_stream_update_while_catching_up_leaves_the_rendering_to_the_next_step(
+    qtbot: QtBot,
+) -> None:
+    """A flush that comes while a burst is still being rendered a frame at a time only hands
+    over the longer text: rendering it in the same loop pass as the catch-up step would
+    double that pass's work."""
+    view = MarkdownView()
+    qtbot.addWidget(view)
+    view.resize(600, 100)
+    text = long_reply(SETTLE_BUDGET_CHARS * 4)
+    view.stream_markdown(text)
+    assert view.is_rendering()
+    renders, parses = view.render_count, PARSE_STATS.chars
+    more = text + long_reply(SETTLE_BUDGET_CHARS)
+    view.stream_markdown(more)
+    assert (view.render_count, PARSE_STATS.chars, view.set_chars) == (renders, parses, 0)
+    assert view.is_rendering()  # the pending step goes on, now up to the longer text
+    qtbot.waitUntil(lambda: not view.is_rendering())
+    assert words(view.plain_text()) == words(more)
+
+
 def test_giant_code_block_streams_by_appending_plain_text(qtbot: QtBot) -> None:
     view = MarkdownView()
     qtbot.addWidget(view)

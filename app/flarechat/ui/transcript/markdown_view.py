@@ -39,10 +39,11 @@ _HEIGHT_CACHE_SIZE = 8
 COPIED_FEEDBACK_MS = 1500
 #: A text up to this long is rendered whole when final (longer: in bounded steps).
 FULL_RENDER_MAX_CHARS = 24_000
-#: Settled Markdown rendered per update: markdown-it plus Qt's insertHtml and layout cost
-#: ~5-7 us a character of reply Markdown here, so this is about one 16 ms frame (6,000 made
-#: a burst after a network stall hold the window ~40 ms); the rest follows on later turns.
-SETTLE_BUDGET_CHARS = 2_000
+#: Settled Markdown rendered per update: markdown-it, highlighting, Qt's insertHtml and layout
+#: cost ~6-10 us a character of reply Markdown here, and the paint after it ~5 ms more, so this
+#: keeps an update and its paint within a 16 ms frame (2,000 made the longest CPU stalls of an
+#: unpaced reply ~25 ms, 6,000 ~40 ms); the rest follows on later turns.
+SETTLE_BUDGET_CHARS = 1_000
 #: One block (no blank line, or one code fence) longer than this is never parsed as Markdown:
 #: it is shown as plain text (and a code block this long is not highlighted).
 BIG_BLOCK_CHARS = 8_000
@@ -265,6 +266,10 @@ class MarkdownView(QWidget):
         self._text = text
         self.set_chars = 0
         self._scanner.feed(text)
+        if self._streaming and self._more.isActive():
+            # Still catching up: the step already due renders this text too. Stepping now as
+            # well would put two frames' work (a flush's and the catch-up's) in one loop pass.
+            return
         self._step()
 
     def _step(self) -> None:
