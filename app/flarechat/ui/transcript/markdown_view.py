@@ -138,6 +138,7 @@ class MarkdownView(QWidget):
         policy = QSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum)
         policy.setHeightForWidth(True)
         self.setSizePolicy(policy)
+        self.setAttribute(Qt.WidgetAttribute.WA_StaticContents)  # grows at its bottom only
         self._column = QVBoxLayout(self)
         self._column.setContentsMargins(0, 0, 0, 0)
         self._column.setSpacing(0)
@@ -199,6 +200,10 @@ class MarkdownView(QWidget):
     def _add_page(self) -> DocumentPage:
         page = DocumentPage(self._palette, self)
         page.viewport().setCursor(Qt.CursorShape.IBeamCursor)
+        # A page only grows at its bottom while a reply streams: Qt then repaints just the
+        # newly shown strip, not the whole visible page on every resize (~5 ms a paint).
+        for grows in (page, page.viewport()):
+            grows.setAttribute(Qt.WidgetAttribute.WA_StaticContents)
         page.anchorClicked.connect(self._on_anchor)
         self._column.addWidget(page)
         self._pages.append(page)
