@@ -83,3 +83,13 @@ def test_scrolling_up_pages_in_one_widget_per_loop_turn(
     assert steps
     assert all(step <= SCROLL_STEP for step in steps), steps
     assert column.live_count > before + SCROLL_STEP
+
+
+@pytest.mark.usefixtures("generous")
+def test_an_opened_page_asks_for_no_further_loop_turn(
+    make: Callable[[int], MessageData], column: MessageList
+) -> None:
+    column.set_items(history(make))
+    timer = column.findChild(QTimer, "transcriptPageFillTimer")
+    assert timer is not None
+    assert not timer.isActive()

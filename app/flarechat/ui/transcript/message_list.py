@@ -442,6 +442,8 @@ class MessageList(QWidget):
         deadline = time.perf_counter() + COVER_BUDGET_S
         while self._cover is not None and self._filling() and time.perf_counter() < deadline:
             self._fill_step(deadline=deadline)
+        if not self._filling():
+            self._fill_timer.stop()  # a step's turn asked for before the page was done
 
     def scroll_to_latest(self) -> None:
         """Show the newest message and follow the reply again (the jump button's action)."""
