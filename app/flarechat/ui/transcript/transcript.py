@@ -81,6 +81,13 @@ class TranscriptView(QWidget):
         self._notes: dict[str, str | None] = {}
         self._dirty: dict[str, None] = {}
         self._marked: str | None = None  # the message with find marks
+        # Messages appended this loop turn, not yet in the list: their widgets are made at
+        # the turn's end (or when first asked about), so messages of a conversation replaced
+        # in the same turn (four chats opened and sent to at once) never get widgets.
+        self._pending: dict[str, MessageData] = {}
+        self._pending_scroll = False
+        self._settle_timer = QTimer(self, singleShot=True, interval=0)
+        self._settle_timer.timeout.connect(self._settle)
         self._pinned: str | None = None  # the latest reply: its actions always shown
         self._pin_timer = QTimer(self, singleShot=True, interval=0)
         self._pin_timer.timeout.connect(self._pin_latest_reply)
@@ -101,37 +108,46 @@ class TranscriptView(QWidget):
 
     @property
     def jump_button(self) -> QToolButton:
+        self._settle()
         return self._list.jump_button
 
     @property
     def scroll_area(self) -> QScrollArea:
+        self._settle()
         return self._list.scroll_area
 
     @property
     def live_count(self) -> int:
         """Message widgets currently alive."""
+        self._settle()
         return self._list.live_count
 
     def message_count(self) -> int:
+        self._settle()
         return self._list.count()
 
     def messages(self) -> list[MessageData]:
         """Every message's current data, oldest first (open replies include painted text)."""
+        self._settle()
         return self._list.messages()
 
     def view_for(self, message_id: str) -> MessageView | None:
         """The live widget of a message, or None when it is paged out or unknown."""
+        self._settle()
         return self._list.view_for(message_id)
 
     def is_at_bottom(self) -> bool:
+        self._settle()
         return self._list.is_at_bottom()
 
     def is_loading(self) -> bool:
         """True while a page of message widgets is still being filled in."""
+        self._settle()
         return self._list.is_loading()
 
     def scroll_to_latest(self) -> None:
         """Show the newest message and follow the reply again (the jump button's action)."""
+        self._settle()
         self._list.scroll_to_latest()
 
     def scroll_to(self, message_id: str, *, query: str = "") -> bool:
@@ -142,6 +158,7 @@ class TranscriptView(QWidget):
         in it is marked, the first one stronger and scrolled into view; the previous message's
         marks go. False when the message is not in this conversation's visible path.
         """
+        self._settle()
         view = self._list.scroll_to(message_id)
         if view is None:
             return False
@@ -163,6 +180,7 @@ class TranscriptView(QWidget):
 
     def clear_matches(self) -> None:
         """Remove the find marks (the find bar closed, or its query changed)."""
+        self._settle()
         view = self._list.view_for(self._marked) if self._marked is not None else None
         if view is not None:
             view.clear_matches()
@@ -171,6 +189,7 @@ class TranscriptView(QWidget):
     def _pin_latest_reply(self) -> None:
         """The newest message, when it is a reply, keeps its actions shown (as chat apps
         show them under the answer just read); the others show theirs on hover and focus."""
+        self._settle()
         count = self._list.count()
         latest = self._list.item(count - 1) if count else None
         pinned = latest.id if latest is not None and latest.role == "assistant" else None
@@ -184,6 +203,7 @@ class TranscriptView(QWidget):
 
     def marked(self, message_id: str) -> list[tuple[int, int]]:
         """The find marks shown in a message ([] if none, or it has no widget)."""
+        self._settle()
         view = self._list.view_for(message_id)
         return view.match_ranges() if view is not None else []
 
@@ -191,6 +211,9 @@ class TranscriptView(QWidget):
 
     def clear(self) -> None:
         self._flush_timer.stop()
+        self._settle_timer.stop()
+        self._pending.clear()
+        self._pending_scroll = False
         self._streams.clear()
         self._notes.clear()
         self._dirty.clear()
@@ -206,7 +229,7 @@ class TranscriptView(QWidget):
         """Append a finished or historical message (the user's own message scrolls to it)."""
         self._append(view)
         if view.role == "user":
-            self.scroll_to_latest()
+            self._pending_scroll = True  # once it is in the list
 
     def begin_reply(self, message_id: str, *, model: str) -> None:
         """Append an open assistant message in the "waiting" state."""
@@ -233,12 +256,14 @@ class TranscriptView(QWidget):
 
     def finish_reply(self, message_id: str, view: MessageData) -> None:
         """Close a reply with its final data: full render, code highlighted, metadata line."""
+        self._settle()
         self._close_stream(message_id)
         self._notes.pop(message_id, None)
         self._store(view)
 
     def set_status(self, message_id: str, status: str, note: str | None = None) -> None:
         """End a reply early ("stopped"/"interrupted"/"failed"), keeping its partial text."""
+        self._settle()
         stream = self._close_stream(message_id)
         position = self._list.position(message_id)
         if position is None:
@@ -251,6 +276,7 @@ class TranscriptView(QWidget):
 
     def update_message(self, view: MessageData) -> None:
         """Replace a message's data (an open reply keeps streaming from ``view.content``)."""
+        self._settle()
         stream = self._streams.get(view.id)
         if stream is not None and view.status in OPEN_STATUSES:
             stream.content, stream.reasoning = view.content, view.reasoning
@@ -262,6 +288,7 @@ class TranscriptView(QWidget):
 
     def set_siblings(self, message_id: str, index: int, count: int) -> None:
         """Show < index+1/count > on a message (``index`` is 0-based)."""
+        self._settle()
         position = self._list.position(message_id)
         if position is None:
             return
@@ -272,6 +299,7 @@ class TranscriptView(QWidget):
 
     def remove_from(self, message_id: str) -> None:
         """Drop this message and everything after it (edit / regenerate)."""
+        self._settle()
         position = self._list.position(message_id)
         if position is None:
             return
@@ -295,6 +323,7 @@ class TranscriptView(QWidget):
 
     def _flush(self) -> None:
         """Paint every open reply that received deltas: one tail re-render each."""
+        self._settle()
         self.flush_count += 1
         dirty, self._dirty = self._dirty, {}
         shown = False
@@ -326,15 +355,32 @@ class TranscriptView(QWidget):
     # -- message widgets -------------------------------------------------------------------------
 
     def _store(self, data: MessageData) -> None:
+        self._settle()
         view = self._list.replace(data)
         if view is not None:
             view.set_data(data, note=self._notes.get(data.id))
 
     def _append(self, data: MessageData) -> None:
-        if self._list.position(data.id) is not None:
+        if data.id not in self._pending and self._list.position(data.id) is not None:
             self._store(data)
-        else:
+            return
+        self._pending[data.id] = data
+        self._settle_timer.start()
+
+    def _settle(self) -> None:
+        """Put the messages appended this turn into the list (their widgets are made)."""
+        if not self._pending and not self._pending_scroll:
+            return
+        self._settle_timer.stop()
+        pending, self._pending = self._pending, {}
+        for data in pending.values():
             self._list.append(data)
+        if self._pending_scroll:
+            self._pending_scroll = False
+            self._list.scroll_to_latest()
+        if self._pin_timer.isActive():  # new widgets: already the turn's end, or asked for
+            self._pin_timer.stop()
+            self._pin_latest_reply()
 
     def _make_view(self, data: MessageData, parent: QWidget) -> MessageView:
         view = MessageView(data, note=self._notes.get(data.id), parent=parent)
