@@ -300,13 +300,19 @@ class MessageList(QWidget):
 
     def _request_fill(self, *, first: int, last: int, cover: tuple[int, int] | None = None) -> None:
         """Grow the live window to items[first:last], PAGE_STEP widgets per loop turn
-        (``cover``: an open's px to fill above / below before it counts as loaded)."""
+        (``cover``: an open's px to fill above / below before it counts as loaded: its first
+        page is made in this call, painted once). Without ``cover`` (the user scrolled near
+        an edge) the first widget comes on the next turn, not in the wheel event's own: that
+        turn already scrolls, lays out and paints."""
         self._fill_first, self._fill_last = first, last
         self._filled_above = self._filled_below = 0
         self._above_screens = PAGE_SCREENS
         self._cover = cover
+        if cover is None:
+            self._schedule_fill()
+            return
         self._fill_step()
-        self._cover_now()  # an open: its first page in this call, painted once
+        self._cover_now()
 
     def _filling(self) -> bool:
         return self._first > self._fill_first or self._last < self._fill_last
