@@ -223,9 +223,12 @@ class Session:
             self.window.show_startup_problems(STARTUP_NOTICE_TITLE, "\n".join(self._problems))
 
     def _after_first_paint(self) -> None:
+        from flarechat.ui.transcript.message_view import load_body_module  # loaded with the window
+
         _after_first_paint()
         self._start_token_load()
         QTimer.singleShot(0, load_widget_types)  # ~25 ms now rather than at the first click
+        QTimer.singleShot(0, load_body_module)  # the reply body's module, kept off the first paint
 
     def _start_token_load(self) -> None:
         if self.prefs.tokens_pending and self._token_task is None and not self._shutting_down:

@@ -41,6 +41,9 @@ NOT_AT_FIRST_PAINT = (
     "flarechat.ui.models.popup",
     "flarechat.ui.capabilities.image_viewer",
     "flarechat.core.export",
+    # a reply body's Markdown modules (and QTextDocument's enums): the first frame shows no reply
+    "flarechat.ui.transcript.markdown_view",
+    "flarechat.ui.transcript.markdown",
 )
 
 
@@ -136,3 +139,45 @@ def test_qt_free_modules_are_imported_before_pyside(tmp_path: Path) -> None:
     assert qt_free_late == []
     assert "asyncio" not in after_pyside
     assert len(after_pyside) <= MAX_MODULES_AFTER_PYSIDE, after_pyside
+
+
+#: Like ``at_first_paint``, but records ``sys.modules`` a few loop turns after the first paint:
+#: the window's post-paint steps (each a zero timer queued by then) have run.
+PROBE_AFTER_PAINT = """
+import json, sys
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication, QMainWindow
+
+TURNS = 4
+
+class AfterFirstPaint(QObject):
+    done = False
+
+    def eventFilter(self, watched, event):
+        if not self.done and event.type() == QEvent.Type.Paint and isinstance(watched, QMainWindow):
+            self.done = True
+            QTimer.singleShot(0, lambda: self.later(watched, TURNS))
+        return False
+
+    def later(self, window, turns):
+        if turns:
+            QTimer.singleShot(0, lambda: self.later(window, turns - 1))
+            return
+        with open(sys.argv[1], "w", encoding="utf-8") as out:
+            json.dump(sorted(sys.modules), out)
+        window.close()
+
+app = QApplication(sys.argv[:1])
+probe = AfterFirstPaint()
+app.installEventFilter(probe)
+from flarechat.main import main
+sys.exit(main([]))
+"""
+
+
+def test_reply_body_module_is_loaded_once_the_window_is_up(tmp_path: Path) -> None:
+    """Kept off the first paint, the reply body's module is imported right after it, so the
+    first reply shown does not pay for it either (its Markdown parser stays lazy)."""
+    loaded = set(run_probe(tmp_path, PROBE_AFTER_PAINT))
+    assert "flarechat.ui.transcript.markdown_view" in loaded
+    assert "markdown_it" not in loaded

@@ -1,5 +1,5 @@
 """A message body as text documents: settled Markdown appended once, the open tail
-re-rendered as the document's last part; and WrappedLabel, the height-caching label."""
+re-rendered as the document's last part."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from PySide6.QtGui import (
     QTextCursor,
     QTextDocument,
 )
-from PySide6.QtWidgets import QLabel, QSizePolicy, QToolTip, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
 from flarechat.ui.shared.theme import Palette, current_palette, monospace_family
 from flarechat.ui.transcript.document_page import DocumentPage
@@ -31,10 +31,8 @@ from flarechat.ui.transcript.markdown import (
     render,
 )
 
-__all__ = ["COPY_CODE_HREF", "MarkdownView", "WrappedLabel"]
+__all__ = ["COPY_CODE_HREF", "MarkdownView"]
 
-#: Widths remembered per label (resizing the window walks through many).
-_HEIGHT_CACHE_SIZE = 8
 #: How long the "Copied" tip shows after a code block's Copy link is clicked.
 COPIED_FEEDBACK_MS = 1500
 #: A text up to this long is rendered whole when final (longer: in bounded steps).
@@ -62,37 +60,6 @@ TABLES_PER_PAGE = 128
 #: keep its own format (QTextCursor.insertHtml would give it the block it lands in).
 _JOIN_MARK = "<p>\u2063</p>"
 FENCE_CHARS = "`~"
-
-
-class WrappedLabel(QLabel):
-    """A word-wrapped QLabel that remembers its height for each width.
-
-    Qt drops layout item caches whenever a sibling changes, and QLabel lays its text out
-    again for every heightForWidth call. Text, font or margins changes forget it.
-    """
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setWordWrap(True)
-        self._heights: dict[int, int] = {}
-
-    def setText(self, text: str) -> None:
-        self._heights.clear()
-        super().setText(text)
-
-    def heightForWidth(self, width: int) -> int:
-        height = self._heights.get(width)
-        if height is None:
-            if len(self._heights) >= _HEIGHT_CACHE_SIZE:
-                self._heights.clear()
-            height = self._heights[width] = super().heightForWidth(width)
-        return height
-
-    def changeEvent(self, event: QEvent) -> None:
-        forget = (QEvent.Type.FontChange, QEvent.Type.StyleChange, QEvent.Type.ContentsRectChange)
-        if event.type() in forget:
-            self._heights.clear()
-        super().changeEvent(event)
 
 
 def code_html(block: CodeBlock, *, index: int, palette: Palette) -> str:

@@ -25,7 +25,7 @@ from flarechat.ui.shared.theme import (
     named,
     scaled_font_of,
 )
-from flarechat.ui.transcript.markdown_view import WrappedLabel
+from flarechat.ui.transcript.wrapped_label import WrappedLabel
 
 __all__ = [
     "CONTINUE_HINT",

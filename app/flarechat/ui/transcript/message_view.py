@@ -6,7 +6,7 @@ import html
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
-from typing import TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from PySide6.QtCore import QEvent, QObject, QRect, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QEnterEvent, QGuiApplication, QPainter, QPaintEvent, QTextCursor
@@ -28,7 +28,6 @@ from flarechat.ui.capabilities.tool_cards import ToolCallsPanel
 from flarechat.ui.control.view_data import MessageData
 from flarechat.ui.shared.icons import APP_ICON, icon
 from flarechat.ui.shared.theme import current_palette, fill_rounded, named
-from flarechat.ui.transcript.markdown_view import MarkdownView
 from flarechat.ui.transcript.match_marks import (
     find_ranges,
     mark_page,
@@ -46,12 +45,16 @@ from flarechat.ui.transcript.message_parts import (
 )
 from flarechat.ui.transcript.plain_body import PlainBody
 
+if TYPE_CHECKING:  # imported where a reply body is first made: the first frame shows none
+    from flarechat.ui.transcript.markdown_view import MarkdownView
+
 __all__ = [
     "FINAL_STATUSES",
     "OPEN_STATUSES",
     "MessageData",
     "MessageView",
     "ReasoningSection",
+    "load_body_module",
     "status_marker",
 ]
 
@@ -76,6 +79,12 @@ _PART_ORDER = (
     *("marker", "error", "continue", "meta"),
 )
 W = TypeVar("W", bound=QWidget)
+
+
+def load_body_module() -> None:
+    """Import the reply body's module (Markdown glue, QTextDocument's enums: ~10-30 ms) once
+    the window is up, so neither the first paint nor the first reply pays for it."""
+    from flarechat.ui.transcript import markdown_view  # noqa: F401
 
 
 def status_marker(status: str, note: str | None = None) -> str:
@@ -199,6 +208,9 @@ class MessageView(QFrame):
         return widget
 
     def _make_body(self) -> MarkdownView:
+        # Markdown's widget module loads with the first reply body (or load_body_module).
+        from flarechat.ui.transcript.markdown_view import MarkdownView
+
         return MarkdownView()
 
     def _make_plain(self) -> PlainBody:
