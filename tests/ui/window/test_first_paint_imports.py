@@ -44,6 +44,12 @@ NOT_AT_FIRST_PAINT = (
     # a reply body's Markdown modules (and QTextDocument's enums): the first frame shows no reply
     "flarechat.ui.transcript.markdown_view",
     "flarechat.ui.transcript.markdown",
+    # a message's other occasional parts and find's marks (QTextCharFormat, QTextCursor)
+    "flarechat.ui.transcript.match_marks",
+    "flarechat.ui.transcript.plain_body",
+    "flarechat.ui.transcript.document_page",
+    "flarechat.ui.capabilities.json_reply",
+    "flarechat.ui.capabilities.tool_cards",
 )
 
 
