@@ -187,3 +187,20 @@ def test_reply_body_module_is_loaded_once_the_window_is_up(tmp_path: Path) -> No
     loaded = set(run_probe(tmp_path, PROBE_AFTER_PAINT))
     assert "flarechat.ui.transcript.markdown_view" in loaded
     assert "markdown_it" not in loaded
+
+
+#: PySide6 makes a class (with its enums) when its name is first looked up in its module: these
+#: the first frame does not need (a link's URL; find's marks and text formats).
+NOT_MADE_AT_FIRST_PAINT = {
+    "PySide6.QtCore": ("QUrl",),
+    "PySide6.QtGui": ("QTextCharFormat", "QTextCursor"),
+}
+
+
+def test_first_paint_makes_no_url_or_text_format_class(tmp_path: Path) -> None:
+    made = (
+        f"(name for module, names in {NOT_MADE_AT_FIRST_PAINT!r}.items() "
+        "for name in names if name in vars(sys.modules[module]))"
+    )
+    early = run_probe(tmp_path, at_first_paint(made))
+    assert early == []

@@ -5,9 +5,9 @@ attach button follows the model's vision, and the licence banner's actions."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, QUrl
+from PySide6.QtCore import QObject
 from PySide6.QtGui import QDesktopServices
 
 from flarechat.ui.capabilities.attach import AttachmentBox
@@ -19,6 +19,9 @@ from flarechat.ui.capabilities.terms import (
 )
 from flarechat.ui.control.chat import ChatController
 from flarechat.ui.control.presenting import ACTION_AGREE, ACTION_SWITCH_MODEL, WARNING, NoticeSpec
+
+if TYPE_CHECKING:  # QUrl's class and its enums are made when a licence is first opened
+    from PySide6.QtCore import QUrl
 
 __all__ = ["NO_VISION_TITLE", "CapabilityHooks"]
 

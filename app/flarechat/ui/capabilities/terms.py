@@ -4,13 +4,15 @@ in the system browser only when clicked), and "Agree and continue"."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
 
 from flarechat.ui.control.presenting import ACTION_AGREE, ACTION_SWITCH_MODEL, INFO, NoticeSpec
+
+if TYPE_CHECKING:  # QUrl's class and its enums are made on the first click (start-up)
+    from PySide6.QtCore import QUrl
 
 __all__ = ["ACTION_OPEN_LICENCE", "open_licence", "terms_notice"]
 
@@ -55,5 +57,7 @@ def open_licence(
     """Open the licence in the system browser (only ever from a click); False if no web URL."""
     if url is None or urlsplit(url).scheme not in _WEB_SCHEMES:
         return False
+    from PySide6.QtCore import QUrl
+
     opener(QUrl(url))
     return True

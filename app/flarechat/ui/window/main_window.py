@@ -8,7 +8,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QApplication,
@@ -524,6 +524,8 @@ class MainWindow(QMainWindow):
         self._save_timer.start()
 
     def open_profile_folder(self) -> None:
+        from PySide6.QtCore import QUrl  # its class and enums are made when first used
+
         folder = profile_dir() or config_dir().parent
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
 
