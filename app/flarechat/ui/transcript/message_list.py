@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
-from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt, QTimer
 from PySide6.QtGui import QPalette, QResizeEvent
 from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget
 
@@ -120,6 +120,11 @@ class MessageList(QWidget):
         viewport_of(self._scroll).setBackgroundRole(QPalette.ColorRole.Base)  # (start-up time)
         self._content = named(QWidget(), "transcriptContent")
         self._content.setBackgroundRole(QPalette.ColorRole.Base)
+        # Opaque (it fills its own background) and static (a resize keeps what it showed): Qt
+        # then scrolls it by copying what stays on screen and repaints only the strip exposed,
+        # not the whole viewport, on each update of a streaming reply it follows.
+        self._content.setAutoFillBackground(True)
+        self._content.setAttribute(Qt.WidgetAttribute.WA_StaticContents)
         self._column = QVBoxLayout(self._content)
         self._column.setSpacing(MESSAGE_SPACING_PX)
         self._column.addStretch(1)
@@ -499,7 +504,17 @@ class MessageList(QWidget):
         width = self._scroll.viewport().width()
         height = max(self._content.heightForWidth(width), self._scroll.viewport().height())
         if self._content.size() != QSize(width, height):
-            self._content.resize(width, height)
+            self._content.setGeometry(self._placed(width, height))
+
+    def _placed(self, width: int, height: int) -> QRect:
+        """Where the content goes at its new size: following the latest reply, at the new
+        bottom in the same geometry change, so Qt copies what stays on screen before the
+        messages grow into the strip it exposes (growing first, they would mark the old
+        bottom dirty and the whole viewport would be repainted); else where it is."""
+        top = self._content.y()
+        if self._stick:
+            top = min(0, self._scroll.viewport().height() - height)
+        return QRect(0, top, width, height)
 
     def _set_value(self, value: int) -> None:
         adjusting, self._adjusting = self._adjusting, True

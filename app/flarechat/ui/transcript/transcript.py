@@ -384,6 +384,10 @@ class TranscriptView(QWidget):
 
     def _make_view(self, data: MessageData, parent: QWidget) -> MessageView:
         view = MessageView(data, note=self._notes.get(data.id), parent=parent)
+        if data.role != "user":
+            # A reply grows at its bottom and paints no background of its own (a user's
+            # bubble does): Qt then repaints only the strip it grew by, not all of it.
+            view.setAttribute(Qt.WidgetAttribute.WA_StaticContents)
         self._pin_timer.start()  # a new message may be the latest reply, or follow it
         view.regenerate_requested.connect(self.regenerate_requested)
         view.edit_requested.connect(self.edit_requested)
