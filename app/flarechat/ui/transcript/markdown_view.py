@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bisect
 import html
+from dataclasses import dataclass
 
 from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
@@ -42,6 +43,10 @@ FULL_RENDER_MAX_CHARS = 24_000
 #: keeps an update and its paint within a 16 ms frame (2,000 made the longest CPU stalls of an
 #: unpaced reply ~25 ms, 6,000 ~40 ms); the rest follows on later turns.
 SETTLE_BUDGET_CHARS = 1_000
+#: Settled text at least this long left to render is parsed (markdown-it and pygments, pure
+#: Python, ~3 ms a step) in one loop pass and inserted into the document (Qt's insertHtml and
+#: layout, then the paint) in the next: no pass holds both. Less is parsed and inserted at once.
+SPLIT_MIN_CHARS = 400
 #: One block (no blank line, or one code fence) longer than this is never parsed as Markdown:
 #: it is shown as plain text (and a code block this long is not highlighted).
 BIG_BLOCK_CHARS = 8_000
@@ -60,6 +65,17 @@ TABLES_PER_PAGE = 128
 #: keep its own format (QTextCursor.insertHtml would give it the block it lands in).
 _JOIN_MARK = "<p>\u2063</p>"
 FENCE_CHARS = "`~"
+
+
+@dataclass(frozen=True, slots=True)
+class _Piece:
+    """Settled text[start:stop] made ready to insert: its HTML and the code of its code
+    blocks; ``html`` None: a block too big for Markdown, kept as plain text."""
+
+    start: int
+    stop: int
+    html: str | None
+    codes: tuple[str, ...] = ()
 
 
 def code_html(block: CodeBlock, *, index: int, palette: Palette) -> str:
@@ -87,7 +103,8 @@ class MarkdownView(QWidget):
 
     Work per update is bounded whatever the reply's size: the text is scanned once
     (SettledScanner); settled text is rendered at most SETTLE_BUDGET_CHARS per update (the rest
-    on following loop turns) and appended at the document's end, in one edit block; only the
+    on following loop turns; a piece of SPLIT_MIN_CHARS or more is parsed on one turn and
+    inserted on the next) and appended at the document's end, in one edit block; only the
     open tail (the part after the settled text) is replaced. An open code fence is rendered
     once and then grows by appended text; a tail longer than TAIL_RENDER_MAX_CHARS (one giant
     paragraph) is shown as plain text that grows the same way. Code blocks carry a Copy link
@@ -121,6 +138,7 @@ class MarkdownView(QWidget):
         self._raw_format = QTextCharFormat()
         self._code_tail: tuple[int, str] | None = None  # (done, code shown) of an open fence
         self._tail_shown: str | None = None  # the Markdown the rendered tail shows
+        self._parsed: _Piece | None = None  # the next settled piece, parsed in an earlier pass
         self._streaming = False
         self._final = False
         self._more = QTimer(self)
@@ -198,7 +216,9 @@ class MarkdownView(QWidget):
             self._restart()
         if not continues and len(text) <= FULL_RENDER_MAX_CHARS:
             self._text, self._done = text, len(text)
-            self.set_chars = self._append_html(self._blocks_html(render(text)))
+            fragment, codes = self._blocks_html(render(text))
+            self.set_chars = self._append_html(fragment)
+            self._codes.extend(codes)
             self._tail_pos = self._end()
             self.render_count += 1
             return
@@ -232,6 +252,7 @@ class MarkdownView(QWidget):
         self._raw_end = None
         self._code_tail = None
         self._tail_shown = None
+        self._parsed = None
         self._text, self._final = "", False
 
     def _update(self, text: str) -> None:
@@ -246,6 +267,11 @@ class MarkdownView(QWidget):
 
     def _step(self) -> None:
         end = len(self._text) if self._final else self._scanner.settled_end
+        if self._parsed is None and end - self._done >= SPLIT_MIN_CHARS:
+            # This pass parses the next piece; the next one inserts it (and is painted).
+            self._parsed = self._parse(end, limit=self._done + SETTLE_BUDGET_CHARS)
+            self._more.start()
+            return
         # One edit block: Qt lays the changed end out once, not after each insert or removal.
         edit = QTextCursor(self._doc())
         edit.beginEditBlock()
@@ -262,21 +288,41 @@ class MarkdownView(QWidget):
     # -- settled text ----------------------------------------------------------------------------
 
     def _render_settled(self, end: int) -> None:
-        """Append text[done:end] in whole-block pieces, about SETTLE_BUDGET_CHARS at most."""
+        """Append text[done:end] in whole-block pieces, about SETTLE_BUDGET_CHARS at most; or
+        only the piece an earlier pass parsed (parsing more here would rejoin the two)."""
+        parsed = self._take_parsed()
+        if parsed is not None:
+            self._insert(parsed)
+            return
         budget = SETTLE_BUDGET_CHARS
         while self._done < end and budget > 0:
-            stop = self._next_stop(end, limit=self._done + budget)
-            if stop - self._done > BIG_BLOCK_CHARS:
-                self._settle_raw(stop)
-            else:
-                self._drop_tail()
-                self.set_chars += self._append_html(
-                    self._blocks_html(render(self._text[self._done : stop]))
-                )
-            budget -= stop - self._done
-            self._done = stop
-            self._tail_pos = self._end()
-            self._turn_page()
+            piece = self._parse(end, limit=self._done + budget)
+            self._insert(piece)
+            budget -= piece.stop - piece.start
+
+    def _insert(self, piece: _Piece) -> None:
+        if piece.html is None:
+            self._settle_raw(piece.stop)
+        else:
+            self._drop_tail()
+            self.set_chars += self._append_html(piece.html)
+            self._codes.extend(piece.codes)
+        self._done = piece.stop
+        self._tail_pos = self._end()
+        self._turn_page()
+
+    def _parse(self, end: int, *, limit: int) -> _Piece:
+        """The settled text from done up to the block boundary _next_stop picks, as HTML."""
+        stop = self._next_stop(end, limit=limit)
+        if stop - self._done > BIG_BLOCK_CHARS:
+            return _Piece(self._done, stop, None)
+        fragment, codes = self._blocks_html(render(self._text[self._done : stop]))
+        return _Piece(self._done, stop, fragment, tuple(codes))
+
+    def _take_parsed(self) -> _Piece | None:
+        """The piece parsed by an earlier pass, if it starts where the document ends."""
+        piece, self._parsed = self._parsed, None
+        return piece if piece is not None and piece.start == self._done else None
 
     def _next_stop(self, end: int, *, limit: int) -> int:
         """The furthest block boundary <= limit, else the first one after done (or end)."""
@@ -336,9 +382,8 @@ class MarkdownView(QWidget):
 
     def _show_tail_html(self, shown: str) -> None:
         self._drop_tail()
-        codes = len(self._codes)
-        self.set_chars += self._append_html(self._blocks_html(render(shown)))
-        del self._codes[codes:]  # the tail's code may still change: not copyable yet
+        fragment, _codes = self._blocks_html(render(shown))  # may still change: not copyable
+        self.set_chars += self._append_html(fragment)
 
     def _show_raw_tail(self) -> None:
         """text[done:] as plain text: only what arrived since the last update is appended."""
@@ -372,15 +417,19 @@ class MarkdownView(QWidget):
     def _end(self) -> int:
         return self._doc().characterCount() - 1
 
-    def _blocks_html(self, blocks: list[Block]) -> str:
+    def _blocks_html(self, blocks: list[Block]) -> tuple[str, list[str]]:
+        """The blocks as one HTML fragment, and the code of its code blocks (their Copy links
+        number them on from the code blocks already shown)."""
         parts: list[str] = []
+        codes: list[str] = []
         for block in blocks:
             if isinstance(block, ProseBlock):
                 parts.append(block.html)
             else:
-                parts.append(code_html(block, index=len(self._codes), palette=self._palette))
-                self._codes.append(block.code)
-        return "\n".join(parts)
+                index = len(self._codes) + len(codes)
+                parts.append(code_html(block, index=index, palette=self._palette))
+                codes.append(block.code)
+        return "\n".join(parts), codes
 
     def _append_html(self, fragment: str) -> int:
         """Insert HTML at the document's end as blocks of their own; the characters handed
