@@ -44,12 +44,6 @@ NOT_AT_FIRST_PAINT = (
     # a reply body's Markdown modules (and QTextDocument's enums): the first frame shows no reply
     "flarechat.ui.transcript.markdown_view",
     "flarechat.ui.transcript.markdown",
-    # a message's other occasional parts and find's marks (QTextCharFormat, QTextCursor)
-    "flarechat.ui.transcript.match_marks",
-    "flarechat.ui.transcript.plain_body",
-    "flarechat.ui.transcript.document_page",
-    "flarechat.ui.capabilities.json_reply",
-    "flarechat.ui.capabilities.tool_cards",
 )
 
 
@@ -189,15 +183,16 @@ def test_reply_body_module_is_loaded_once_the_window_is_up(tmp_path: Path) -> No
     assert "markdown_it" not in loaded
 
 
-#: PySide6 makes a class (with its enums) when its name is first looked up in its module: these
-#: the first frame does not need (a link's URL; find's marks and text formats).
+#: PySide6 makes a class (with its enums) when its name is first looked up in its module: this
+#: one the first frame does not need (a link's URL). (A message's text formats and cursor are
+#: made with MessageView's parts: importing those where first used cost the wheel scroll far
+#: more than the ~5 ms it saved the start, see the revert of 47ff257.)
 NOT_MADE_AT_FIRST_PAINT = {
     "PySide6.QtCore": ("QUrl",),
-    "PySide6.QtGui": ("QTextCharFormat", "QTextCursor"),
 }
 
 
-def test_first_paint_makes_no_url_or_text_format_class(tmp_path: Path) -> None:
+def test_first_paint_makes_no_url_class(tmp_path: Path) -> None:
     made = (
         f"(name for module, names in {NOT_MADE_AT_FIRST_PAINT!r}.items() "
         "for name in names if name in vars(sys.modules[module]))"

@@ -9,7 +9,7 @@ from functools import partial
 from typing import TYPE_CHECKING, TypeVar, cast
 
 from PySide6.QtCore import QEvent, QObject, QRect, QRectF, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QEnterEvent, QGuiApplication, QPainter, QPaintEvent
+from PySide6.QtGui import QEnterEvent, QGuiApplication, QPainter, QPaintEvent, QTextCursor
 from PySide6.QtWidgets import (
     QApplication,
     QFrame,
@@ -22,10 +22,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from flarechat.ui.capabilities.json_reply import JsonReplyView
 from flarechat.ui.capabilities.thumbnails import MessageImages
+from flarechat.ui.capabilities.tool_cards import ToolCallsPanel
 from flarechat.ui.control.view_data import MessageData
 from flarechat.ui.shared.icons import APP_ICON, icon
 from flarechat.ui.shared.theme import current_palette, fill_rounded, named
+from flarechat.ui.transcript.match_marks import (
+    find_ranges,
+    mark_page,
+    marked_html,
+    marked_ranges,
+)
 from flarechat.ui.transcript.message_parts import (
     ContinueRow,
     ReasoningSection,
@@ -35,17 +43,10 @@ from flarechat.ui.transcript.message_parts import (
     refresh_fonts,
     wrapped_label,
 )
+from flarechat.ui.transcript.plain_body import PlainBody
 
-# The parts a message has only sometimes, and find's marks, are imported where first used: the
-# first frame shows no message, and their modules bring QTextDocument's format and cursor
-# classes (~5-6 ms of the start-up's GUI thread, issue #12).
-if TYPE_CHECKING:
-    from PySide6.QtGui import QTextCursor
-
-    from flarechat.ui.capabilities.json_reply import JsonReplyView
-    from flarechat.ui.capabilities.tool_cards import ToolCallsPanel
+if TYPE_CHECKING:  # imported where a reply body is first made: the first frame shows none
     from flarechat.ui.transcript.markdown_view import MarkdownView
-    from flarechat.ui.transcript.plain_body import PlainBody
 
 __all__ = [
     "FINAL_STATUSES",
@@ -213,8 +214,6 @@ class MessageView(QFrame):
         return MarkdownView()
 
     def _make_plain(self) -> PlainBody:
-        from flarechat.ui.transcript.plain_body import PlainBody
-
         return PlainBody()  # a long text is shown collapsed, laid out in steps when expanded
 
     def _make_meta(self) -> QLabel:
@@ -353,8 +352,6 @@ class MessageView(QFrame):
         ``plain_text()``; a user message's text, or the start of it while folded)."""
         if self._data.role == "user":
             return self._user_marked_ranges()
-        from flarechat.ui.transcript.match_marks import marked_ranges
-
         ranges: list[tuple[int, int]] = []
         offset = 0
         for page in self._pages():
@@ -377,8 +374,6 @@ class MessageView(QFrame):
 
     def _mark_pages(self, pages: list[QTextBrowser]) -> QRect | None:
         """Mark ``pages`` (the first occurrence strong); where that one is, or None."""
-        from flarechat.ui.transcript.match_marks import mark_page
-
         palette = current_palette()
         spot: QRect | None = None
         for page in pages:
@@ -392,8 +387,6 @@ class MessageView(QFrame):
     def _mark_user_text(self) -> QRect | None:
         """A user's text: an expanded document's extra selections, else the label's text as
         rich text with marked spans (a label has no extra selections)."""
-        from flarechat.ui.transcript.match_marks import find_ranges, marked_html
-
         page = self._user_page()
         if page is not None:
             return self._mark_pages([page])
@@ -432,8 +425,6 @@ class MessageView(QFrame):
         return marks[1] if marks is not None and marks[0] == label.text() else label.text()
 
     def _user_marked_ranges(self) -> list[tuple[int, int]]:
-        from flarechat.ui.transcript.match_marks import find_ranges, marked_ranges
-
         page = self._user_page()
         if page is not None:
             return marked_ranges(page)
@@ -531,18 +522,16 @@ class MessageView(QFrame):
         if self._set_visible_part("images", visible=bool(data.attachments), factory=MessageImages):
             cast(MessageImages, self._parts["images"]).set_images(data.attachments)
         verdict = data.json_verdict if data.status not in OPEN_STATUSES else None
-        if self._set_visible_part("json", visible=verdict is not None, factory=_make_json):
+        if self._set_visible_part("json", visible=verdict is not None, factory=JsonReplyView):
             assert verdict is not None
-            json_view = cast("JsonReplyView", self._parts["json"])
+            json_view = cast(JsonReplyView, self._parts["json"])
             json_view.set_verdict(verdict, kind=data.json_kind, note=data.note)
             self._hide_part("body")
         if self._set_visible_part("tools", visible=bool(data.tool_calls), factory=self._make_tools):
-            panel = cast("ToolCallsPanel", self._parts["tools"])
+            panel = cast(ToolCallsPanel, self._parts["tools"])
             panel.set_calls(data.id, data.tool_calls, answerable=data.awaiting_tool_results)
 
     def _make_tools(self) -> ToolCallsPanel:
-        from flarechat.ui.capabilities.tool_cards import ToolCallsPanel
-
         panel = ToolCallsPanel()
         panel.results_submitted.connect(self.tool_results_submitted)
         return panel
@@ -632,16 +621,8 @@ def _short_model(model: str) -> str:
     return model.rsplit("/", 1)[-1]
 
 
-def _make_json() -> JsonReplyView:
-    from flarechat.ui.capabilities.json_reply import JsonReplyView
-
-    return JsonReplyView()
-
-
 def _start_of(cursor: QTextCursor) -> QTextCursor:
     """A cursor at the start of ``cursor``'s selection (cursorRect is where it ends)."""
-    from PySide6.QtGui import QTextCursor
-
     start = QTextCursor(cursor)
     start.setPosition(cursor.selectionStart())
     return start
