@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from layout_check import layout_problems
-from PySide6.QtCore import QSize
+from PySide6.QtCore import QRect, QSize
 from PySide6.QtWidgets import QApplication, QLabel, QMainWindow, QVBoxLayout, QWidget
 from pytestqt.qtbot import QtBot
 from window_helpers import until, window
@@ -198,17 +198,33 @@ def test_every_panel_and_banner_fits(
 ACCOUNTS = ("demo", "keychain warning")
 #: Replies of a few hundred tokens arrive at once: the guard is about layout, not streaming.
 FAST_TOKENS_PER_SECOND = 2000.0
-#: A resize settles in a few turns of the loop (layouts run on posted events). Never
-#: QApplication.processEvents() here: re-entering Qt from a qasync callback loses its timers.
-SETTLE_TURNS = 3
+#: A resize settles in a few turns of the loop (layouts run on posted events, and a wrapped
+#: label's height-for-width needs a second pass): turns go on until no widget has moved for
+#: STILL_TURNS turns, at most MAX_SETTLE_TURNS (a layout that never settles is then checked as
+#: it stands). Never QApplication.processEvents() here: re-entering Qt from a qasync callback
+#: loses its timers.
+STILL_TURNS = 3
+MAX_SETTLE_TURNS = 200
 SETTLE_S = 0.005
 TEMPLATE = "Tell {{who}} about {{topic}} in the {{style}} of {{author}}, {{length}} long"
 RICH_REPLY = "Show me Python code and a table."
 
 
-async def _settle() -> None:
-    for _ in range(SETTLE_TURNS):
+async def _settle(root: QWidget) -> None:
+    """Loop turns until ``root``'s widgets keep their geometry: on a busy machine a fixed few
+    turns could end between a wrapped label's two layout passes."""
+    still, last = 0, _geometries(root)
+    for _ in range(MAX_SETTLE_TURNS):
         await asyncio.sleep(SETTLE_S)
+        now = _geometries(root)
+        still = still + 1 if now == last else 0
+        if still >= STILL_TURNS:
+            return
+        last = now
+
+
+def _geometries(root: QWidget) -> list[QRect]:
+    return [w.geometry() for w in (root, *root.findChildren(QWidget)) if w.isVisible()]
 
 
 async def _fits_at_every_size(root: QWidget, what: str, *, dialog: bool = False) -> list[str]:
@@ -220,7 +236,7 @@ async def _fits_at_every_size(root: QWidget, what: str, *, dialog: bool = False)
         asked = (min(own.width(), width), min(own.height(), height - FRAME_PX)) if dialog else (
             width, height)  # fmt: skip
         root.resize(*asked)
-        await _settle()
+        await _settle(root)
         where = f"{what} at {width}x{height}"
         if (root.width(), root.height()) != asked:
             problems.append(f"{where}: cannot be {asked[0]}x{asked[1]}, its minimum is "

@@ -103,6 +103,8 @@ EXAMPLE_PROMPTS = (
 EMPTY_TITLE = "What shall we talk about?"
 EMPTY_MAX_WIDTH_PX = 560
 EXAMPLE_GAP_PX = 8
+#: The empty page's row: a stretch on each side of the examples' column.
+SIDE_STRETCH, COLUMN_STRETCH = 1, 4
 
 
 class EmptyChatPanel(QWidget):
@@ -142,9 +144,9 @@ class EmptyChatPanel(QWidget):
         inner.setMaximumWidth(EMPTY_MAX_WIDTH_PX)
         self._column = column
         row = QHBoxLayout()
-        row.addStretch(1)
-        row.addWidget(inner, 4)
-        row.addStretch(1)
+        row.addStretch(SIDE_STRETCH)
+        row.addWidget(inner, COLUMN_STRETCH)
+        row.addStretch(SIDE_STRETCH)
         outer = QVBoxLayout(self)
         outer.addStretch(1)
         outer.addLayout(row)
@@ -156,19 +158,34 @@ class EmptyChatPanel(QWidget):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        self._fit_examples(event.size().height())
+        self._fit_examples()
 
-    def _fit_examples(self, height: int) -> None:
-        """Show as many examples as fit ``height``, the last ones left out first."""
+    def _fit_examples(self) -> None:
+        """Show as many examples as fit the page's height, the last ones left out first. The
+        model line wraps, so the column needs its height at the width it gets (its minimum
+        size counts the line as one row: a two-line line was squeezed)."""
         margins = self._outer.contentsMargins()
-        room = height - margins.top() - margins.bottom()
+        room = self.height() - margins.top() - margins.bottom()
+        width = self._column_width(self.width() - margins.left() - margins.right())
         for button in self.examples:
             button.setVisible(True)
         for button in reversed(self.examples):
             self._column.invalidate()  # it caches its size until told
-            if self._column.minimumSize().height() <= room:
+            if self._needed_height(width) <= room:
                 break
             button.setVisible(False)
+
+    def _column_width(self, row_width: int) -> int:
+        """The examples' column's width in a row this wide (its stretch share, capped)."""
+        spacing = max(0, self._outer.spacing()) * 2
+        share = (row_width - spacing) * COLUMN_STRETCH // (2 * SIDE_STRETCH + COLUMN_STRETCH)
+        return max(1, min(EMPTY_MAX_WIDTH_PX, share))
+
+    def _needed_height(self, width: int) -> int:
+        minimum = self._column.minimumSize().height()
+        if not self._column.hasHeightForWidth():
+            return minimum
+        return max(minimum, self._column.totalHeightForWidth(width))
 
     def _example(self, text: str) -> QPushButton:
         button = QPushButton(text, self)
@@ -184,6 +201,7 @@ class EmptyChatPanel(QWidget):
         name = model.rsplit("/", 1)[-1] if model else "no model chosen yet"
         line = f"Chatting with <b>{html.escape(name)}</b>"
         self.model_line.setText(f"{line}<br>{html.escape(strengths)}" if strengths else line)
+        self._fit_examples()  # a longer line may leave room for fewer examples
 
 
 class DemoStrip(QFrame):
