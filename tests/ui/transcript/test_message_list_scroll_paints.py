@@ -53,6 +53,7 @@ def test_following_a_reply_repaints_only_the_strip_it_grew_by(
     bar = transcript.scroll_area.verticalScrollBar()
     assert bar.maximum() > 0
     content = transcript.scroll_area.widget()
+    assert content is not None
     viewport = transcript.scroll_area.viewport()
     for n in range(WARM_FLUSHES, WARM_FLUSHES + FLUSHES):
         behind, painted = PaintRegions(viewport), PaintRegions(content)
