@@ -37,8 +37,13 @@ from flarechat.ui.chat.banners import NoticeBanner, RetryBanner
 from flarechat.ui.control import presenting
 from flarechat.ui.models.picker import ModelPicker
 from flarechat.ui.shared.theme import current_palette
-from flarechat.ui.transcript.markdown import CodeBlock, open_link, render
-from flarechat.ui.transcript.markdown_view import COPIED_FEEDBACK_MS, COPY_CODE_HREF, code_html
+from flarechat.ui.transcript.markdown import open_link, render
+from flarechat.ui.transcript.markdown_view import (
+    COPIED_FEEDBACK_MS,
+    COPY_CODE_HREF,
+    blocks_html,
+    copy_code_index,
+)
 
 __all__ = ["PHASE_TEXT", "CompareColumn"]
 
@@ -299,14 +304,13 @@ class CompareColumn(QFrame):
         self.status.setVisible(bool(self.status.text()))
 
     def _markdown_html(self, markdown: str) -> str:
-        parts = []
-        for block in render(markdown, palette=self._palette):
-            if isinstance(block, CodeBlock):
-                parts.append(code_html(block, index=len(self._codes), palette=self._palette))
-                self._codes.append(block.code)
-            else:
-                parts.append(block.html)
-        return "\n".join(parts)
+        fragment, codes = blocks_html(
+            render(markdown, palette=self._palette),
+            palette=self._palette,
+            first_code=len(self._codes),
+        )
+        self._codes += codes
+        return fragment
 
     def code_blocks(self) -> list[str]:
         """The code of each code block shown, in order (what its Copy link copies)."""
@@ -314,10 +318,9 @@ class CompareColumn(QFrame):
 
     def _on_anchor(self, url: QUrl) -> None:
         href = url.toString()
-        index = href.removeprefix(COPY_CODE_HREF)
         if href.startswith(COPY_CODE_HREF):
-            if index.isdigit() and int(index) < len(self._codes):
-                QGuiApplication.clipboard().setText(self._codes[int(index)])
+            if (index := copy_code_index(href, len(self._codes))) is not None:
+                QGuiApplication.clipboard().setText(self._codes[index])
                 QToolTip.showText(
                     QCursor.pos(), "Copied", self.body, self.body.rect(), COPIED_FEEDBACK_MS
                 )

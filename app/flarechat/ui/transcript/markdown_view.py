@@ -32,7 +32,7 @@ from flarechat.ui.transcript.markdown import (
     render,
 )
 
-__all__ = ["COPY_CODE_HREF", "MarkdownView"]
+__all__ = ["COPY_CODE_HREF", "MarkdownView", "blocks_html", "copy_code_index"]
 
 #: How long the "Copied" tip shows after a code block's Copy link is clicked.
 COPIED_FEEDBACK_MS = 1500
@@ -94,6 +94,30 @@ def code_html(block: CodeBlock, *, index: int, palette: Palette) -> str:
         f'margin-bottom:0px;"><span style="color:{palette.muted};">{language}</span>'
         f'{CODE_HEADER_GAP}<a href="{COPY_CODE_HREF}{index}">Copy</a></p>{body}'
     )
+
+
+def blocks_html(
+    blocks: list[Block], *, palette: Palette, first_code: int = 0
+) -> tuple[str, list[str]]:
+    """Rendered blocks as one HTML fragment (code blocks with their Copy links numbered from
+    ``first_code``), and the code of those code blocks, in order."""
+    parts: list[str] = []
+    codes: list[str] = []
+    for block in blocks:
+        if isinstance(block, ProseBlock):
+            parts.append(block.html)
+        else:
+            parts.append(code_html(block, index=first_code + len(codes), palette=palette))
+            codes.append(block.code)
+    return "\n".join(parts), codes
+
+
+def copy_code_index(href: str, count: int) -> int | None:
+    """The code block a Copy link ``href`` names, if one of ``count`` shown; else None."""
+    index = href.removeprefix(COPY_CODE_HREF)
+    if href.startswith(COPY_CODE_HREF) and index.isdigit() and int(index) < count:
+        return int(index)
+    return None
 
 
 class MarkdownView(QWidget):
@@ -420,16 +444,7 @@ class MarkdownView(QWidget):
     def _blocks_html(self, blocks: list[Block]) -> tuple[str, list[str]]:
         """The blocks as one HTML fragment, and the code of its code blocks (their Copy links
         number them on from the code blocks already shown)."""
-        parts: list[str] = []
-        codes: list[str] = []
-        for block in blocks:
-            if isinstance(block, ProseBlock):
-                parts.append(block.html)
-            else:
-                index = len(self._codes) + len(codes)
-                parts.append(code_html(block, index=index, palette=self._palette))
-                codes.append(block.code)
-        return "\n".join(parts), codes
+        return blocks_html(blocks, palette=self._palette, first_code=len(self._codes))
 
     def _append_html(self, fragment: str) -> int:
         """Insert HTML at the document's end as blocks of their own; the characters handed
@@ -482,9 +497,8 @@ class MarkdownView(QWidget):
     def _on_anchor(self, url: QUrl) -> None:
         href = url.toString()
         if href.startswith(COPY_CODE_HREF):
-            index = href.removeprefix(COPY_CODE_HREF)
-            if index.isdigit() and int(index) < len(self._codes):
-                self.copy_code(int(index))
+            if (index := copy_code_index(href, len(self._codes))) is not None:
+                self.copy_code(index)
             return
         open_link(href)
 
