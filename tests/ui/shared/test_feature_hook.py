@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 import types
 from pathlib import Path
@@ -16,8 +15,8 @@ import pytest
 
 import flarechat
 from flarechat.ui.shared import feature_hook
+from support.fresh_python import run_fresh
 
-TIMEOUT_S = 120
 APP_DIR = Path(flarechat.__file__).resolve().parent
 #: A ``from __feature__ import ...`` statement (not a mention in a docstring).
 SELECTS_A_FEATURE = re.compile(r"^\s*from __feature__ import", re.MULTILINE)
@@ -87,17 +86,7 @@ print(json.dumps({
 
 
 def _run(script: str, *args: str) -> object:
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    done = subprocess.run(
-        [sys.executable, "-c", script, *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.splitlines()[-1])
+    return json.loads(run_fresh(script, *args).splitlines()[-1])
 
 
 def _ours_and_stdlib(files: object) -> tuple[list[str], list[str]]:

@@ -3,9 +3,6 @@ paint rather than before it (flarechat.ui.shared.wrappers, issue #12)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from PySide6.QtWidgets import QListView, QScrollArea, QWidget
@@ -13,8 +10,7 @@ from pytestqt.qtbot import QtBot
 
 from flarechat.ui.shared.wrappers import viewport_of
 from support.first_paint import run_probe
-
-TIMEOUT_S = 120
+from support.fresh_python import run_fresh
 
 #: In a fresh interpreter: whether QWizard's class exists after reaching a viewport by name,
 #: then after ``load_widget_types``.
@@ -47,17 +43,7 @@ def test_a_viewport_set_by_the_app_is_found_too(qtbot: QtBot) -> None:
 
 
 def test_reaching_a_viewport_by_name_makes_no_widget_classes_until_asked() -> None:
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    done = subprocess.run(
-        [sys.executable, "-c", LOADING],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.split() == ["False", "True"]
+    assert run_fresh(LOADING).split() == ["False", "True"]
 
 
 #: ``python -m flarechat`` until it writes the bench's first-paint time (right after its first
