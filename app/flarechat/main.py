@@ -32,6 +32,7 @@ HTTPX_CLI_MODULE = "httpx._main"
 #: run after PySide6 was first imported (``inspect.getsource``, looking for "PySide6") unless
 #: it was filed first: ours and the standard library's are (_file_with_feature_hook); the
 #: third-party modules these bring (platformdirs, ...) are imported before the hook exists.
+#: Not ``core.session``: the chat engine is built after the first paint (ChatController.start).
 QT_FREE_WINDOW_MODULES = (
     "asyncio",
     "html",
@@ -47,8 +48,8 @@ QT_FREE_WINDOW_MODULES = (
     "flarechat.core.lab.prompt_library",
     "flarechat.core.lab.storage",
     "flarechat.core.meters",
-    "flarechat.core.session",
     "flarechat.core.store",
+    "flarechat.core.tasks",
     "flarechat.logsetup",
     "flarechat.settings.secrets",
     "flarechat.settings.store",

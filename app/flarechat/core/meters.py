@@ -14,10 +14,10 @@ from typing import Any
 from flarechat.api.models import ModelInfo
 from flarechat.core import figures
 from flarechat.core.conversation import ROLE_ASSISTANT, ConversationTree, Message
-from flarechat.core.turn import CHARS_PER_TOKEN_ESTIMATE
 
 __all__ = [
     "AMBER_SHARE",
+    "CHARS_PER_TOKEN_ESTIMATE",
     "CONTEXT_NEAR_SHARE",
     "FREE_DAILY_NEURONS",
     "MESSAGE_OVERHEAD_TOKENS",
@@ -195,6 +195,11 @@ def allocation_tooltip(neurons: float, *, now: datetime, local_zone: Any = None)
 
 
 # -- the context window ------------------------------------------------------------------
+
+#: Rough characters-per-token ratio for English text, used only when the server sent no usage
+#: (here, not in core.turn: the window's first paint counts the composer's tokens, and the
+#: chat engine's modules, core.turn's with them, are built after that paint; issue #12).
+CHARS_PER_TOKEN_ESTIMATE = 4
 
 
 def estimate_tokens(text: str) -> int:

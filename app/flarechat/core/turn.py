@@ -22,6 +22,7 @@ from flarechat.api.events import (
     UsageReport,
 )
 from flarechat.api.tools import ToolCall, legacy_call_id
+from flarechat.core.meters import CHARS_PER_TOKEN_ESTIMATE
 
 __all__ = [
     "CHARS_PER_TOKEN_ESTIMATE",
@@ -43,8 +44,6 @@ __all__ = [
 
 #: Events that carry the model's output: after one, a failed attempt is never retried.
 _TOKENS = (TextDelta, ReasoningDelta, ToolCallDelta)
-#: Rough characters-per-token ratio for English text, used only when the server sent no usage.
-CHARS_PER_TOKEN_ESTIMATE = 4
 
 
 class _Pieces:

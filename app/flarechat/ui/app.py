@@ -6,10 +6,12 @@ asyncgen hooks) run by ``asyncio.Runner(loop_factory=...)``; Qt must not quit th
 ``asyncio.Event`` that ``_run`` awaits before shutting down in order: replies cancelled (their
 partial text saved as "stopped"), jobs cancelled, the HTTP client closed, the store closed.
 
-The first paint waits for the settings file, the database and the window only: the keychain
-is read right after it (``Session.load_tokens``), the HTTP client is built on first use on a
-worker thread (``LazyClient``), and the settings dialog, Markdown and highlighting are imported
-when first needed (tests/ui/window/test_first_paint_imports.py keeps it so).
+The first paint waits for the settings file and the window only: the database is opened and
+checked meanwhile on its thread, the chat engine (``core.session``) is built on the loop turn
+after the paint (``ChatController.start``; what the user does before then waits for it), the
+keychain is read right after it (``Session.load_tokens``), the HTTP client is built on first use
+on a worker thread (``LazyClient``), and the settings dialog, Markdown and highlighting are
+imported when first needed (tests/ui/window/test_first_paint_imports.py keeps it so).
 """
 
 from __future__ import annotations
@@ -188,6 +190,7 @@ class Session:
             store=store,
             prefs=prefs,
             policy_factory=options.retry_policy_factory,
+            start=False,  # after the first paint: _start_chat
         )
         self.workspace = WorkspaceController(
             chat=self.chat,
@@ -215,6 +218,8 @@ class Session:
             self.tokens_loaded.set()
         else:
             QTimer.singleShot(TOKENS_AT_THE_LATEST_MS, self.window, self._start_token_load)
+        # A window shown minimized or off-screen may not paint: the chat is built by then.
+        QTimer.singleShot(TOKENS_AT_THE_LATEST_MS, self.window, self.chat.start)
 
     def add_problems(self, problems: list[str]) -> None:
         """More start-up problems (the database's, known once it was checked): one banner."""
@@ -226,6 +231,7 @@ class Session:
         from flarechat.ui.transcript.message_view import load_body_module  # loaded with the window
 
         _after_first_paint()
+        QTimer.singleShot(0, self.chat.start)  # the next loop turn: the chat engine
         self._start_token_load()
         QTimer.singleShot(0, load_widget_types)  # ~25 ms now rather than at the first click
         QTimer.singleShot(0, load_body_module)  # the reply body's module, kept off the first paint

@@ -44,6 +44,16 @@ NOT_AT_FIRST_PAINT = (
     # a reply body's Markdown modules (and QTextDocument's enums): the first frame shows no reply
     "flarechat.ui.transcript.markdown_view",
     "flarechat.ui.transcript.markdown",
+    # the chat engine, built on the loop turn after the paint (ChatController.start): the
+    # session package's ~90 dataclasses, the turn and its stream events, and the controller's
+    # parts that use them
+    "flarechat.core.session",
+    "flarechat.core.session.events",
+    "flarechat.core.turn",
+    "flarechat.api.events",
+    "flarechat.ui.control.capabilities",
+    "flarechat.ui.control.status_line",
+    "flarechat.ui.control.viewing",
 )
 
 
@@ -66,7 +76,7 @@ def _modules_at_first_paint(tmp_path: Path, *, env: dict[str, str]) -> set[str]:
         ),
     ],
 )
-def test_first_paint_loads_no_network_keychain_markdown_or_dialog(
+def test_first_paint_loads_no_network_keychain_markdown_dialog_or_chat_engine(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
     loaded = _modules_at_first_paint(tmp_path, env=env)
@@ -181,6 +191,12 @@ def test_reply_body_module_is_loaded_once_the_window_is_up(tmp_path: Path) -> No
     loaded = set(run_probe(tmp_path, PROBE_AFTER_PAINT))
     assert "flarechat.ui.transcript.markdown_view" in loaded
     assert "markdown_it" not in loaded
+
+
+def test_the_chat_engine_is_built_once_the_window_is_up(tmp_path: Path) -> None:
+    """Kept off the first paint, the chat engine is built on the loop turn after it."""
+    loaded = set(run_probe(tmp_path, PROBE_AFTER_PAINT))
+    assert {"flarechat.core.session", "flarechat.ui.control.status_line"} <= loaded
 
 
 #: PySide6 makes a class (with its enums) when its name is first looked up in its module: this

@@ -3,12 +3,16 @@ whether it parsed and followed the schema (and how it came, e.g. without streami
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QEvent, QRectF, Qt
 from PySide6.QtGui import QFont, QPainter, QPaintEvent
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
-from flarechat.core.session.structured import JsonVerdict
 from flarechat.ui.shared.theme import current_palette, fill_rounded, monospace_family, mute, named
+
+if TYPE_CHECKING:  # core.session is the chat engine's, built after the first paint (issue #12)
+    from flarechat.core.session.structured import JsonVerdict
 
 __all__ = ["JSON_SCHEMA", "JsonReplyView", "mark_text"]
 

@@ -13,7 +13,6 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QStackedWidget, QVBoxLayout, QWidget
 
 from flarechat.api.errors import ErrorKind
-from flarechat.core.session import Phase
 from flarechat.ui.capabilities.pane_hooks import CapabilityHooks
 from flarechat.ui.chat.banners import NoticeBanner, RetryBanner
 from flarechat.ui.chat.composer import ComposerWidget
@@ -134,7 +133,10 @@ class ChatPane(QWidget):
         chat.composer_text_requested.connect(self.composer.set_text)
         chat.editing_changed.connect(self.on_editing_changed)
         chat.store_problem.connect(self.on_store_problem)
-        self.capabilities.bind(chat, tool_results=self.transcript.tool_results_submitted)
+        # images, tool results and the licence banner ask the model capabilities, which come
+        # with the chat engine (built after the window's first paint)
+        results = self.transcript.tool_results_submitted
+        chat.when_started(functools.partial(self.capabilities.bind, chat, tool_results=results))
 
     def _bind_intents(self, chat: ChatController) -> None:
         self.composer.send_requested.connect(self._on_send_requested)
@@ -159,6 +161,11 @@ class ChatPane(QWidget):
     send_filter: Callable[[str], str | None] | None = None
 
     def _on_send_requested(self, text: str) -> None:
+        """The composer's text goes; sent before the chat engine is built (the window paints
+        first), it goes once it is, as typed (the composer has already cleared it)."""
+        if not self.chat.started:
+            self.chat.when_started(functools.partial(self._on_send_requested, text))
+            return
         sent = self.send_filter(text) if self.send_filter is not None else text
         if sent is None:
             self.composer.set_text(text)
@@ -255,6 +262,8 @@ class ChatPane(QWidget):
         QUEUE_SHOWN_AFTER_MS, the composer says so and counts the wait up."""
         if not self.chat.is_shown(message_id):
             return
+        from flarechat.core.session import Phase  # loaded with the chat engine (issue #12)
+
         self._phase = (message_id, phase)
         if phase == Phase.QUEUED:
             QTimer.singleShot(
@@ -264,6 +273,8 @@ class ChatPane(QWidget):
             self.composer.clear_queued()
 
     def _still_queued(self, message_id: str) -> None:
+        from flarechat.core.session import Phase
+
         if self._phase == (message_id, Phase.QUEUED) and self.chat.is_running(message_id):
             self.composer.show_queued(QUEUE_SHOWN_AFTER_MS / 1000)
 

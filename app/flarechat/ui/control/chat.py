@@ -3,28 +3,56 @@ out as plain-value signals, and which conversation is on screen."""
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from flarechat.api.models import ModelInfo
 from flarechat.api.retry import RetryPolicy
-from flarechat.core import session as ev
-from flarechat.core.conversation import Attachment, ConversationTree
-from flarechat.core.session import ChatSession, SendRefused, SessionBook
-from flarechat.core.session.book import BookStore
-from flarechat.core.store import StoreError
 from flarechat.core.tasks import TaskKeeper
-from flarechat.core.turn import ChatStreamer
-from flarechat.ui.control.capabilities import ModelCapabilities
 from flarechat.ui.control.preferences import Preferences
-from flarechat.ui.control.status_line import StatusLine
 from flarechat.ui.control.view_data import PathView
-from flarechat.ui.control.viewing import MessageViews
+
+if TYPE_CHECKING:  # the session engine's modules are imported by ChatController.start
+    from flarechat.api.models import ModelInfo
+    from flarechat.core import session as ev
+    from flarechat.core.conversation import Attachment, ConversationTree
+    from flarechat.core.session import ChatSession, SessionBook
+    from flarechat.core.session.book import BookStore
+    from flarechat.core.store import StoreError
+    from flarechat.core.turn import ChatStreamer
+    from flarechat.ui.control.capabilities import ModelCapabilities
+    from flarechat.ui.control.status_line import StatusLine
+    from flarechat.ui.control.viewing import MessageViews
 
 __all__ = ["ChatController", "DeltaBuffer"]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _once_started(
+    method: Callable[Concatenate[ChatController, _P], _R],
+) -> Callable[Concatenate[ChatController, _P], _R | None]:
+    """An intent made before :meth:`ChatController.start` waits for it (in order) and
+    returns None; afterwards it runs at once."""
+
+    def call(self: ChatController, /, *args: _P.args, **kwargs: _P.kwargs) -> _R | None:
+        if self.started:
+            return method(self, *args, **kwargs)
+        self.when_started(functools.partial(method, self, *args, **kwargs))
+        return None
+
+    call.__doc__, call.__name__ = method.__doc__, method.__name__
+    return call
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 class DeltaBuffer:
@@ -57,7 +85,8 @@ class ChatController(QObject):
     """Turns the user's intents into session calls and session events into signals.
 
     Signals:
-        conversation_opened(str, object): conversation id, PathView of its visible path.
+        conversation_opened(str, object): conversation id, PathView of its visible path (id ""
+            for the empty draft shown before ``start``; the real draft follows it).
         conversation_stored(str): a draft conversation got its row (the list changed).
         message_added(str, object): conversation id, MessageData of a new user message.
         message_updated(object): a MessageData to re-show (e.g. its Continue button went).
@@ -127,35 +156,20 @@ class ChatController(QObject):
         prefs: Preferences,
         policy_factory: Callable[[], RetryPolicy] = RetryPolicy,
         clock: Callable[[], float] = time.monotonic,
+        start: bool = True,
         parent: QObject | None = None,
     ) -> None:
+        """``start=False``: the session engine (``core.session``, the model capabilities, the
+        status line) is built by :meth:`start`; intents made before then wait for it. The app
+        starts it one loop turn after the window's first paint (issue #12: its modules made
+        ~90 dataclasses before the paint)."""
         super().__init__(parent)
         self._prefs = prefs
-        self._book = SessionBook(
-            client=client,
-            store=store,
-            settings=prefs,
-            listener=self._on_event,
-            policy_factory=policy_factory,
-            clock=clock,
-        )
+        self._engine_parts = (client, store, policy_factory, clock)
+        self._started = False
+        self._waiting: list[Callable[[], object]] = []
         self._jobs = TaskKeeper("chat")
         self._last_problem: str | None = None
-        self.capabilities = ModelCapabilities(
-            self._book,
-            client=client,
-            prefs=prefs,
-            current_model=self.current_model,
-            refused=self.send_refused.emit,
-            catalogue_changed=self.catalogue_changed.emit,
-        )
-        self.status = StatusLine(
-            self._book,
-            jobs=self._jobs,
-            current_model=self.current_model,
-            show_line=self.metrics_changed.emit,
-        )
-        self._views = MessageViews(self.capabilities.known)
         self._deltas = DeltaBuffer()
         # Zero interval: fires once this turn of the event loop is over (the burst is read).
         self._relay_timer = QTimer(self)
@@ -163,13 +177,65 @@ class ChatController(QObject):
         self._relay_timer.setSingleShot(True)
         self._relay_timer.setInterval(0)
         self._relay_timer.timeout.connect(self._relay_deltas)
+        if start:
+            self.start()
+
+    def start(self) -> None:
+        """Build the session engine, then run the intents that waited for it, in order."""
+        if self._started:
+            return
+        from flarechat.core.session import SessionBook
+        from flarechat.ui.control.capabilities import ModelCapabilities
+        from flarechat.ui.control.status_line import StatusLine
+        from flarechat.ui.control.viewing import MessageViews
+
+        client, store, policy_factory, clock = self._engine_parts
+        self._book: SessionBook = SessionBook(
+            client=client,
+            store=store,
+            settings=self._prefs,
+            listener=self._on_event,
+            policy_factory=policy_factory,
+            clock=clock,
+        )
+        self.capabilities: ModelCapabilities = ModelCapabilities(
+            self._book,
+            client=client,
+            prefs=self._prefs,
+            current_model=self.current_model,
+            refused=self.send_refused.emit,
+            catalogue_changed=self.catalogue_changed.emit,
+        )
+        self.status: StatusLine = StatusLine(
+            self._book,
+            jobs=self._jobs,
+            current_model=self.current_model,
+            show_line=self.metrics_changed.emit,
+        )
+        self._views: MessageViews = MessageViews(self.capabilities.known)
+        self._started = True
+        waiting, self._waiting = self._waiting, []
+        for call in waiting:
+            call()
+
+    @property
+    def started(self) -> bool:
+        """Whether the session engine is built (see :meth:`start`)."""
+        return self._started
+
+    def when_started(self, call: Callable[[], object]) -> None:
+        """Run ``call`` now if the engine is built, else right after :meth:`start` builds it."""
+        if self._started:
+            call()
+        else:
+            self._waiting.append(call)
 
     # -- queries ---------------------------------------------------------------------------
 
     @property
     def session(self) -> ChatSession | None:
-        """The conversation on screen."""
-        return self._book.current
+        """The conversation on screen (none before :meth:`start`)."""
+        return self._book.current if self._started else None
 
     @property
     def current_id(self) -> str | None:
@@ -182,11 +248,11 @@ class ChatController(QObject):
         return self.session.model() if self.session is not None else self._prefs.default_model()
 
     def is_stored(self, conversation_id: str) -> bool:
-        session = self._book.session(conversation_id)
+        session = self._book.session(conversation_id) if self._started else None
         return session is None or session.stored  # only drafts are held in memory
 
     def is_running(self, message_id: str) -> bool:
-        return message_id in self._book.running_turns()
+        return message_id in self.running_turns()
 
     def is_shown(self, message_id: str) -> bool:
         """Whether this message belongs to the conversation on screen."""
@@ -196,7 +262,7 @@ class ChatController(QObject):
         return self.session is not None and self.session.is_busy
 
     def running_turns(self) -> list[str]:
-        return self._book.running_turns()
+        return self._book.running_turns() if self._started else []
 
     def pending_retry(self) -> tuple[str, int, int, float, str, str] | None:
         """The current conversation's retry countdown, to re-show its banner after a switch."""
@@ -213,14 +279,31 @@ class ChatController(QObject):
     # -- conversations ---------------------------------------------------------------------
 
     def new_conversation(self) -> str:
-        """Show a draft conversation (it is stored with its first message)."""
+        """Show a draft conversation (it is stored with its first message); its id. Before
+        :meth:`start` it is shown once the engine is built, and the id is ""."""
+        if not self._started:
+            self._show_draft_look()
+            self.when_started(self.new_conversation)
+            return ""
         return self._opened(self._book.new_conversation())
+
+    def _show_draft_look(self) -> None:
+        """What a new draft shows (no messages, the default model, not busy) before the engine
+        that makes it is built, so the window's first frame is the same as with it."""
+        self.conversation_opened.emit("", PathView.empty())
+        self.model_changed.emit(self.current_model())
+        self.busy_changed.emit(False)
 
     async def open_conversation(self, conversation_id: str, *, at: str | None = None) -> bool:
         """Load (unless in memory) and show a stored conversation; False if it can't be read.
 
         ``at``: a message to be shown (a search hit); the branch holding it is chosen first.
+        Asked before :meth:`start`, it waits for the engine.
         """
+        if not self._started:
+            built = asyncio.get_running_loop().create_future()
+            self.when_started(functools.partial(_resolve, built))
+            await built
         session = await self._book.open_conversation(conversation_id)
         if session is None:
             return False
@@ -235,10 +318,12 @@ class ChatController(QObject):
         self.busy_changed.emit(session.is_busy)
         return session.id
 
+    @_once_started
     def forget(self, conversation_id: str) -> None:
         """A conversation was deleted: drop it from memory (stop its replies first)."""
         self._book.forget(conversation_id)
 
+    @_once_started
     def forget_left(self) -> None:
         """Drop the conversations kept in memory since they were left: each next open reads
         the store (memory pressure; benchmarks that time a cold open)."""
@@ -246,9 +331,10 @@ class ChatController(QObject):
 
     async def stop_conversation(self, conversation_id: str) -> None:
         """Stop every reply running in one conversation and wait until they are saved."""
-        if (session := self._book.session(conversation_id)) is not None:
+        if self._started and (session := self._book.session(conversation_id)) is not None:
             await session.stop_all()
 
+    @_once_started
     def set_model(self, model: str) -> None:
         """Use ``model`` for the current conversation and as the last used; a reply held up
         by capacity moves to it at once (the retry banner's Switch model…)."""
@@ -259,22 +345,27 @@ class ChatController(QObject):
         if self.session is not None:
             self.session.set_model(model)
 
+    @_once_started
     def set_options(self, system_prompt: str, params: dict[str, Any]) -> None:
         if self.session is not None:
             self.session.set_options(system_prompt, params)
 
+    @_once_started
     def set_models(self, models: Sequence[ModelInfo], *_: object) -> None:
         """The catalogue (slot for ``models_loaded``), kept by ``capabilities``."""
         self.capabilities.set_models(models)
 
     # -- intents on the current conversation -----------------------------------------------
 
+    @_once_started
     def send(self, text: str, *, images: Sequence[Attachment] = ()) -> str | None:
         """Send ``text`` (and ``images``); a refusal (no vision) is said by send_refused."""
         if self.session is None:
             self.new_conversation()
         if self.session is None:
             return None
+        from flarechat.core.session import SendRefused  # loaded by start
+
         try:
             return self.session.send(text, images=images)
         except SendRefused as refused:
@@ -329,6 +420,8 @@ class ChatController(QObject):
     # -- session events become signals -----------------------------------------------------
 
     def _on_event(self, event: ev.SessionEvent) -> None:
+        from flarechat.core import session as ev  # loaded by start (as are the two below)
+
         if isinstance(event, ev.TextAppended | ev.ReasoningAppended):
             reasoning = isinstance(event, ev.ReasoningAppended)
             self._deltas.add(event.message_id, event.text, reasoning=reasoning)
@@ -349,6 +442,8 @@ class ChatController(QObject):
 
     def _relay_turn(self, event: ev.SessionEvent, session: ChatSession | None) -> bool:
         """A reply's events (not its text: see ``_on_event``); False for any other event."""
+        from flarechat.core import session as ev
+
         if isinstance(event, ev.TurnStarted):
             self.turn_started.emit(event.conversation_id, event.message_id)
         elif isinstance(event, ev.PhaseChanged):
@@ -374,6 +469,8 @@ class ChatController(QObject):
         return True
 
     def _relay_conversation(self, event: ev.SessionEvent, session: ChatSession | None) -> None:
+        from flarechat.core import session as ev
+
         if isinstance(event, ev.MessageAdded) and session is not None:
             self.message_added.emit(event.conversation_id, self._views.one(session, event.message))
         elif isinstance(event, ev.MessageChanged) and session is not None:
@@ -421,11 +518,15 @@ class ChatController(QObject):
 
     async def shutdown(self) -> None:
         """Quit: stop every reply (partial text saved as "stopped"), then every job."""
-        await self._book.shutdown()
+        if self._started:
+            await self._book.shutdown()
         await self._jobs.aclose()
 
     async def drain(self) -> None:
         """Wait until no reply or job runs (tests)."""
+        if not self._started:
+            await self._jobs.drain()
+            return
         while self._book.running_turns() or len(self._jobs):
             await self._book.drain()
             await self._jobs.drain()

@@ -8,16 +8,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flarechat.api.errors import ErrorKind
 from flarechat.api.models import ModelInfo
 from flarechat.core import figures, meters
 from flarechat.core.connect import PARAM_RESPONSE_FORMAT, PARAM_TOOLS
 from flarechat.core.conversation import ROLE_ASSISTANT, STATUS_DONE, ConversationTree, Message
-from flarechat.core.session import can_continue, json_check, records
-from flarechat.core.turn import TurnState
 from flarechat.ui.control.view_data import MessageData, ToolCallData
+
+if TYPE_CHECKING:
+    from flarechat.core.turn import TurnState
+
+# ``core.session`` is imported where used: the window's first paint imports this module, and
+# the chat engine (core.session's ~90 dataclasses) is built after that paint (issue #12).
 
 __all__ = [
     "NoticeSpec",
@@ -49,6 +53,8 @@ def meta_line(message: Message, *, info: ModelInfo | None = None) -> str:
 
     The figures come from the CLI's builder too (``core.session.records.figures_text``).
     """
+    from flarechat.core.session import records
+
     line = records.figures_text(message.timings, message.usage, message.meta)
     cost = meters.reply_cost(message.usage, info)
     if cost is None:
@@ -89,6 +95,8 @@ def _json_fields(message: Message) -> dict[str, Any]:
     if message.status != STATUS_DONE or not message.content:
         return {}
     schema = asked.get("schema")
+    from flarechat.core.session import json_check
+
     verdict = json_check(message.content, schema if isinstance(schema, dict) else None)
     return {"json_verdict": verdict, "json_kind": str(asked.get("type", ""))}
 
@@ -122,6 +130,8 @@ def message_data(
     ``is_last`` (is it the path's last message?) may be passed by callers showing a whole
     path, so a long conversation is not walked once per message.
     """
+    from flarechat.core.session import can_continue
+
     index, count = tree.sibling_position(message.id)
     log_id = (message.meta or {}).get("log_id")
     return MessageData(
@@ -251,6 +261,8 @@ def metrics_line(*, model: str, state: TurnState | None, neurons_today: float | 
 
     Figures are worded exactly as in the reply's metadata line (meta_line).
     """
+    from flarechat.core.session import records
+
     parts = [model.rsplit("/", 1)[-1]]
     if state is not None and (
         timing := records.figures_text(records.timings_record(state), {}, {})

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import overload
+from typing import TYPE_CHECKING, overload
 
 from flarechat.api.config import Secret
 from flarechat.core.conversation import Attachment
-from flarechat.core.session.structured import JsonVerdict
 from flarechat.settings.schema import Settings
+
+if TYPE_CHECKING:  # core.session is the chat engine's, built after the first paint (issue #12)
+    from flarechat.core.session.structured import JsonVerdict
 
 __all__ = ["MessageData", "PathView", "ToolCallData", "VerifyInput"]
 

@@ -114,7 +114,7 @@ class WorkspaceController(QObject):
         """First load: the list, today's neurons, the cached catalogue, then the live one (when
         the tokens are still being read, ``tokens_loaded`` fetches the catalogue instead)."""
         self.refresh_conversations()
-        self.chat.status.refresh_neurons()
+        self.chat.when_started(lambda: self.chat.status.refresh_neurons())
         if not self.prefs.tokens_pending:
             self.refresh_models()
 
