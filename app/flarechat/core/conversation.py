@@ -169,8 +169,9 @@ class ConversationTree:
         self._children: dict[str | None, list[Message]] = {}
         #: The last path walked, with what it was walked from (see path()).
         self._walked: tuple[int, dict[str | None, str], tuple[Message, ...]] | None = None
-        #: The ids on a walked path (that path, and its ids), made when first asked for.
-        self._on_path: tuple[tuple[Message, ...], frozenset[str]] | None = None
+        #: A walked path's ids and their positions (that path, its ids, the positions by id),
+        #: made when first asked for.
+        self._on_path: tuple[tuple[Message, ...], tuple[str, ...], dict[str, int]] | None = None
         self._shape = 0  # bumped by every message added
         pending = sorted(messages, key=_created_at)
         self._insert_all(pending)
@@ -285,12 +286,30 @@ class ConversationTree:
         return path
 
     def on_path(self, message_id: str) -> bool:
-        """Is the message on the visible path? (Asked when opening at a search hit: a set
-        of the path's ids, made once per state, instead of a walk up from the message.)"""
+        """Is the message on the visible path? (Asked when opening at a search hit: the
+        path's positions, made once per state, instead of a walk up from the message.)"""
+        return message_id in self._path_index()[2]
+
+    def path_ids(self) -> tuple[str, ...]:
+        """The ids of path()'s messages, in order (made once per state of the tree)."""
+        return self._path_index()[1]
+
+    def path_positions(self) -> Mapping[str, int]:
+        """A message id's position on path(), for every message on it (made once per state
+        of the tree, and shared: copy it to change it)."""
+        return self._path_index()[2]
+
+    def _path_index(self) -> tuple[tuple[Message, ...], tuple[str, ...], dict[str, int]]:
         path = self._path()
-        if self._on_path is None or self._on_path[0] is not path:
-            self._on_path = (path, frozenset(m.id for m in path))
-        return message_id in self._on_path[1]
+        index = self._on_path
+        if index is None or index[0] is not path:
+            index = self._on_path = (path, *self._index_path(path))
+        return index
+
+    @staticmethod
+    def _index_path(path: tuple[Message, ...]) -> tuple[tuple[str, ...], dict[str, int]]:
+        ids = tuple([m.id for m in path])
+        return ids, {message_id: at for at, message_id in enumerate(ids)}
 
     def _walk(self) -> list[Message]:
         """chosen_child() from the roots down, inlined: thousands of steps in a long chat."""

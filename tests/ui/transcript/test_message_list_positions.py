@@ -41,3 +41,35 @@ def test_positions_stay_right_through_appends_truncation_and_replacement(
     qtbot.waitUntil(lambda: not column.is_loading())
     assert column.scroll_to("m2") is column.view_for("m2")
     assert column.scroll_to("elsewhere") is None
+
+
+def test_positions_a_path_view_knows_are_used_and_left_unchanged(
+    make: Callable[[int], MessageData], column: MessageList
+) -> None:
+    """The tree indexes its path on the store's thread; the list copies that index instead
+    of walking 5,000 ids on the GUI thread, and its own changes stay its own."""
+    ids = [f"m{i}" for i in range(HISTORY)]
+    known = {mid: at for at, mid in enumerate(ids)}
+    column.set_items(PathView(ids, make, positions=known))
+    assert column.position(f"m{HISTORY - 1}") == HISTORY - 1
+    column.append(make(HISTORY))
+    column.truncate(10)
+    column.append(make(HISTORY + 1))
+    assert [column.position(f"m{i}") for i in (9, 10, HISTORY, HISTORY + 1)] == [
+        *(9, None, None),
+        10,
+    ]
+    assert known == {mid: at for at, mid in enumerate(ids)}
+
+
+def test_a_message_appended_before_the_first_lookup_is_found(
+    make: Callable[[int], MessageData], column: MessageList
+) -> None:
+    """The positions a PathView knows cover its own ids only: once a message is added, the
+    list indexes what it holds."""
+    ids = [f"m{i}" for i in range(40)]
+    column.set_items(PathView(ids, make, positions={mid: at for at, mid in enumerate(ids)}))
+    column.append(make(40))
+    assert column.position("m40") == 40
+    column.clear()
+    assert column.position("m3") is None

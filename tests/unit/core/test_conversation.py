@@ -291,3 +291,19 @@ def test_on_path_follows_the_chosen_branch_without_walking_again(
     assert tree.on_path("u2b")
     assert not tree.on_path("a2")
     assert len(walks) == 3
+
+
+def test_path_ids_and_positions_follow_the_path_and_are_made_once_per_state(
+    tree: ConversationTree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    walks = count_walks(tree, monkeypatch)
+    assert tree.path_ids() == ("u1", "a1b")
+    assert tree.path_positions() == {"u1": 0, "a1b": 1}
+    assert tree.path_positions() is tree.path_positions()  # made once, shared
+    tree.select("a2")
+    assert tree.path_ids() == ("u1", "a1", "u2", "a2")
+    assert tree.path_positions() == {"u1": 0, "a1": 1, "u2": 2, "a2": 3}
+    tree.selected["a1"] = "u2b"  # a write from outside: still seen
+    assert tree.path_ids() == ("u1", "a1", "u2b")
+    assert "a2" not in tree.path_positions()
+    assert len(walks) == 3

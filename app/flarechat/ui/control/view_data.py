@@ -3,7 +3,7 @@ controller modules never import a widget module."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, overload
 
@@ -88,12 +88,15 @@ class PathView(Sequence[MessageData]):
         make: Callable[[int], MessageData],
         *,
         focus: str | None = None,
+        positions: Mapping[str, int] | None = None,
     ) -> None:
         self._ids = list(ids)
         self._make = make
         self.focus = focus
         self._made: dict[int, MessageData] = {}
         self._positions: dict[str, int] | None = None
+        #: every id's position, when already known (never changed here: copied to change)
+        self._known_positions = positions
         self.made_count = 0
 
     @classmethod
@@ -120,8 +123,14 @@ class PathView(Sequence[MessageData]):
 
     def position_of(self, message_id: str) -> int | None:
         if self._positions is None:
-            self._positions = {mid: position for position, mid in enumerate(self._ids)}
+            self._positions = self.positions()
         return self._positions.get(message_id)
+
+    def positions(self) -> dict[str, int]:
+        """Every id's position, in a new dict (the caller may change it)."""
+        if self._known_positions is not None:
+            return dict(self._known_positions)
+        return {mid: position for position, mid in enumerate(self._ids)}
 
     @overload
     def __getitem__(self, index: int) -> MessageData: ...

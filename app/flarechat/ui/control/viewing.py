@@ -25,7 +25,14 @@ class MessageViews:
         """The shown path's messages (empty without a session), to be opened at ``focus``."""
         if session is None:
             return PathView.empty()
-        return self.of(session, session.tree.path(), focus=focus)
+        tree = session.tree
+        messages, last = tree.path(), len(tree.path_ids()) - 1
+        return PathView(  # the ids and positions the tree made (on the store's thread, when read)
+            tree.path_ids(),
+            lambda i: self.one(session, messages[i], is_last=i == last),
+            focus=focus,
+            positions=tree.path_positions(),
+        )
 
     def of(
         self, session: ChatSession, shown: Sequence[Message], *, focus: str | None = None

@@ -86,6 +86,9 @@ class MessageList(QWidget):
         self._source: Callable[[int], MessageData] = _no_source
         #: Positions by id, made when first looked up (a long history opens without it).
         self._index: dict[str, int] | None = None
+        #: makes ``_index`` while the ids are the ones a PathView gave (its copy of the
+        #: positions the tree made on the store's thread, not a walk of 5,000 ids here)
+        self._known_positions: Callable[[], dict[str, int]] | None = None
         #: Heights of the widgets made above / below the window by the page filling in.
         self._filled_above = self._filled_below = 0
         self._above_screens = PAGE_SCREENS
@@ -167,7 +170,11 @@ class MessageList(QWidget):
 
     def position(self, message_id: str) -> int | None:
         if self._index is None:
-            self._index = {mid: at for at, mid in enumerate(self._ids)}
+            known, self._known_positions = self._known_positions, None
+            if known is not None:
+                self._index = known()
+            else:
+                self._index = {mid: at for at, mid in enumerate(self._ids)}
         return self._index.get(message_id)
 
     def item(self, position: int) -> MessageData:
@@ -192,7 +199,8 @@ class MessageList(QWidget):
         self._fill_timer.stop()
         for message_id in list(self._views):
             self._drop_view(message_id)
-        self._ids, self._items, self._index = [], [], None
+        self._ids, self._items = [], []
+        self._reindex()
         self._source = _no_source
         self._first = self._last = 0
         self._fill_first = self._fill_last = 0
@@ -207,14 +215,15 @@ class MessageList(QWidget):
         only for the messages that get a widget."""
         self.clear()
         focus = None
+        self._reindex()
         if isinstance(messages, PathView):
             self._ids, self._source = messages.ids(), messages.data_at
             self._items = [None] * len(self._ids)
+            self._known_positions = messages.positions  # the tree's (made on the store thread)
             focus = messages.focus
         else:
             self._items = list(messages)
             self._ids = [data.id for data in messages]
-        self._reindex()
         self._reserve_bar()
         if focus is None or self.scroll_to(focus) is None:
             self._show_last_page()  # else opened at the focus: the newest page is never made
@@ -266,6 +275,7 @@ class MessageList(QWidget):
         self._ids.append(data.id)
         if self._index is not None:
             self._index[data.id] = len(self._items) - 1
+        self._known_positions = None  # they no longer cover every id
         if not at_end:
             self._update_jump()
             return
@@ -423,6 +433,7 @@ class MessageList(QWidget):
 
     def _reindex(self) -> None:
         self._index = None  # made again when next looked up
+        self._known_positions = None
 
     # -- scrolling -------------------------------------------------------------------------------
 

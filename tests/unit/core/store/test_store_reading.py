@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import gc
 import json
 import sqlite3
 from pathlib import Path
@@ -117,6 +118,50 @@ def test_the_path_is_walked_while_loading(tmp_path: Path, monkeypatch: pytest.Mo
         tree = store.load_tree(conv.id)
     monkeypatch.setattr(tree, "_walk", lambda: pytest.fail("walked again after loading"))
     assert tree.path() == written
+
+
+def test_the_path_ids_and_positions_are_made_while_loading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The transcript's index of the path and a search hit's on_path come ready-made."""
+    conv, written = fill(tmp_path / DB_FILENAME, 10)
+    with ChatStore(tmp_path / DB_FILENAME) as store:
+        tree = store.load_tree(conv.id)
+    monkeypatch.setattr(tree, "_walk", lambda: pytest.fail("walked again after loading"))
+    monkeypatch.setattr(tree, "_index_path", lambda _: pytest.fail("indexed after loading"))
+    assert tree.path_ids() == tuple(m.id for m in written)
+    assert tree.path_positions() == {m.id: at for at, m in enumerate(written)}
+    assert tree.on_path(written[3].id)
+
+
+def test_a_loaded_chat_is_frozen_out_of_the_collectors_passes(tmp_path: Path) -> None:
+    """Its thousands of objects were walked by every collection while they were made and
+    after (issue #12: a full pass landed in the open); they are frozen, the collector back on."""
+    conv, _ = fill(tmp_path / DB_FILENAME, 30)
+    with ChatStore(tmp_path / DB_FILENAME) as store:
+        gc.unfreeze()  # whatever an earlier test froze
+        tree = store.load_tree(conv.id)
+        assert gc.isenabled()
+        tracked = {id(o) for o in gc.get_objects()}  # every generation but the frozen one
+        assert not any(id(m) in tracked for m in tree)
+        assert gc.get_freeze_count() >= len(tree)
+    gc.unfreeze()
+
+
+def test_a_collector_turned_off_by_someone_else_stays_off_and_nothing_is_frozen(
+    tmp_path: Path,
+) -> None:
+    """Start-up holds collections off until it settles: a load then is theirs to freeze."""
+    conv, _ = fill(tmp_path / DB_FILENAME, 5)
+    with ChatStore(tmp_path / DB_FILENAME) as store:
+        gc.unfreeze()
+        gc.disable()
+        try:
+            store.load_tree(conv.id)
+            assert not gc.isenabled()
+            assert gc.get_freeze_count() == 0
+        finally:
+            gc.enable()
 
 
 def test_images_come_back_on_their_messages_in_order_and_no_others(tmp_path: Path) -> None:
