@@ -74,6 +74,27 @@ async def test_a_long_conversation_is_summed_once_off_the_gui_thread(
         assert threads[0] != threading.main_thread().name
 
 
+async def test_a_long_conversation_left_before_its_sum_starts_is_not_summed(
+    emulator: EmulatorServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sum waits for the open's widgets and paint; flipping on meanwhile sums only the
+    conversation shown (issue #12: the summing thread slowed a cold open of 5,000)."""
+    count = 2 * USAGE_INLINE_MAX + 2
+    path = tmp_path / "chat.sqlite3"
+    left = await asyncio.to_thread(stored_conversation, path, count)
+    shown = await asyncio.to_thread(stored_conversation, path, count + 2)
+    async with window(emulator, tmp_path) as (env, main, _seen):
+        lab = main.lab_hooks.lab
+        threads = count_sums(monkeypatch)
+        assert await env.chat.open_conversation(left)
+        assert lab.conversation_usage() == meters.UsageTotal()
+        assert await env.chat.open_conversation(shown)
+        await until(lambda: lab.conversation_usage().replies > 0, "the usage to be summed")
+        assert lab.conversation_usage().replies == (count + 2) // 2
+        await lab.drain()
+        assert len(threads) == 1
+
+
 async def test_a_small_conversation_is_summed_at_once_and_again_after_a_reply(
     emulator: EmulatorServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -41,6 +41,10 @@ ReplyRows = list[tuple[str | None, dict[str, Any] | None, dict[str, Any] | None]
 #: A conversation with more messages than this has its usage summed off the GUI thread:
 #: summing thousands of replies would hold up the first paint of the conversation opened.
 USAGE_INLINE_MAX = 500
+#: ...and starts this long after it is asked for (opening the conversation asks): begun at
+#: once, its thread held the GIL against the open's message widgets and paint (~30-50 ms of
+#: CPU inside a cold 5,000-message open; issue #12). Left by then, it is not summed at all.
+USAGE_SUM_DELAY_S = 0.25
 #: What a conversation's usage total was summed from: its id, its size, the usage epoch.
 _UsageKey = tuple[str, int, int]
 
@@ -318,6 +322,9 @@ class LabController(QObject):
         return total
 
     async def _sum_usage(self, tree: ConversationTree, key: _UsageKey) -> None:
+        await asyncio.sleep(USAGE_SUM_DELAY_S)
+        if self._summing != key:
+            return  # another state (or chat) is summed instead
         # The worker only reads: a message added meanwhile changes the key (summed again).
         total = await asyncio.to_thread(meters.conversation_usage, tree, dict(self._models))
         if self._summing == key:
