@@ -5,11 +5,11 @@ times a long reply; issue #12, streaming.p99_stall)."""
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
 from flarechat.ui.control.view_data import MessageData, PathView
-from flarechat.ui.transcript.transcript import TranscriptView
+from flarechat.ui.transcript.transcript import FLUSH_INTERVAL_MS, TranscriptView
 
 MODEL = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
 #: Enough history to fill the viewport, so the reply scrolls it from its first line.
@@ -19,6 +19,9 @@ PARAGRAPH = "Streamed paragraph {n} has enough words to wrap over two lines of t
 TAIL_PX = 60
 #: Flushes measured, after WARM_FLUSHES (the reply's first updates also change its header).
 WARM_FLUSHES, FLUSHES = 5, 4
+#: While a reply streams, paints are paced, one per frame (FLUSH_INTERVAL_MS): after a flush
+#: the test waits this long, so every paint that flush causes has come.
+SETTLE_MS = 3 * FLUSH_INTERVAL_MS
 
 
 class PaintRegions(QObject):
@@ -49,7 +52,7 @@ def test_following_a_reply_repaints_only_the_strip_it_grew_by(
     for n in range(WARM_FLUSHES):
         transcript.append_text("a1", PARAGRAPH.format(n=n))
         transcript.flush()
-        QApplication.processEvents()
+        qtbot.wait(SETTLE_MS)
     bar = transcript.scroll_area.verticalScrollBar()
     assert bar.maximum() > 0
     content = transcript.scroll_area.widget()
@@ -60,7 +63,7 @@ def test_following_a_reply_repaints_only_the_strip_it_grew_by(
         before = bar.maximum()
         transcript.append_text("a1", PARAGRAPH.format(n=n))
         transcript.flush()
-        QApplication.processEvents()
+        qtbot.wait(SETTLE_MS)
         grown = bar.maximum() - before
         assert grown > 0
         assert bar.value() == bar.maximum()  # still following the reply

@@ -17,6 +17,7 @@ from flarechat.ui.transcript.message_list import (
     MessageList,
 )
 from flarechat.ui.transcript.message_view import OPEN_STATUSES, MessageData, MessageView
+from flarechat.ui.transcript.paint_pacer import PaintPacer
 from flarechat.ui.transcript.warm_up import warm_up_in_background
 
 __all__ = [
@@ -100,6 +101,7 @@ class TranscriptView(QWidget):
         self._flush_timer.setSingleShot(True)
         self._flush_timer.setInterval(FLUSH_INTERVAL_MS)
         self._flush_timer.timeout.connect(self._flush)
+        self._pacer: PaintPacer | None = None  # made with the first reply streamed
         latest = QShortcut(QKeySequence(JUMP_SHORTCUT), self)
         latest.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         latest.activated.connect(self.scroll_to_latest)
@@ -144,6 +146,10 @@ class TranscriptView(QWidget):
         """True while a page of message widgets is still being filled in."""
         self._settle()
         return self._list.is_loading()
+
+    def is_pacing_paints(self) -> bool:
+        """True while a reply streams: the window repaints once a frame (PaintPacer)."""
+        return self._pacer is not None and self._pacer.is_pacing()
 
     def scroll_to_latest(self) -> None:
         """Show the newest message and follow the reply again (the jump button's action)."""
@@ -211,6 +217,8 @@ class TranscriptView(QWidget):
 
     def clear(self) -> None:
         self._flush_timer.stop()
+        if self._pacer is not None:
+            self._pacer.stop()
         self._settle_timer.stop()
         self._pending.clear()
         self._pending_scroll = False
@@ -318,6 +326,7 @@ class TranscriptView(QWidget):
 
     def _mark_dirty(self, message_id: str) -> None:
         self._dirty[message_id] = None
+        self._paced().start()
         if not self._flush_timer.isActive():
             self._flush_timer.start()
 
@@ -350,7 +359,15 @@ class TranscriptView(QWidget):
         stream = self._streams.pop(message_id, None)
         if stream is not None:
             stream.drain()
+        if not self._streams and self._pacer is not None:
+            self._pacer.stop()
         return stream
+
+    def _paced(self) -> PaintPacer:
+        """The transcript's paint pacer: while replies stream, one paint per flush interval."""
+        if self._pacer is None:
+            self._pacer = PaintPacer(self, interval_ms=FLUSH_INTERVAL_MS)
+        return self._pacer
 
     # -- message widgets -------------------------------------------------------------------------
 

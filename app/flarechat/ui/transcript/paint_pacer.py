@@ -1,0 +1,85 @@
+"""Paint pacing: while replies stream, the window repaints at a steady frame rate, not on
+every change."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer
+from PySide6.QtWidgets import QWidget
+
+__all__ = ["PaintPacer"]
+
+
+class PaintPacer(QObject):
+    """Lets ``widget``'s window repaint at most once per ``interval_ms`` while
+    :meth:`start`-ed: every change in between (a flush, a settled Markdown step, the scroll
+    that follows the bottom) is shown by the next frame's one paint.
+
+    A fast reply changes the transcript on nearly every loop turn (a flush of new deltas, then
+    a settled-Markdown step on each turn after it), and each change asks Qt for a paint of the
+    window on the next turn: ~60 paints a second of text that grew by more than a screen each
+    time, a quarter of the GUI thread's time on frames no one can see. Paced, an update request
+    that comes sooner than a frame after the last paint is held back (Qt keeps gathering what
+    changed) and asked again when the frame is due. :meth:`stop` lets the next request through.
+
+    ``frames`` counts the paint passes let through and ``held`` the requests held back (tests).
+    """
+
+    def __init__(self, widget: QWidget, *, interval_ms: int) -> None:
+        super().__init__(widget)
+        self._widget = widget
+        self._window: QWidget | None = None
+        self._interval = interval_ms / 1000
+        self._last_frame = 0.0
+        self._due = QTimer(self)
+        self._due.setSingleShot(True)
+        self._due.timeout.connect(self._request)
+        self.frames = 0
+        self.held = 0
+
+    def is_pacing(self) -> bool:
+        return self._window is not None
+
+    def is_holding(self) -> bool:
+        """True while a paint is held back until the next frame."""
+        return self._due.isActive()
+
+    def start(self) -> None:
+        """Pace the widget's window from now on (if not already)."""
+        if self._window is not None:
+            return
+        self._window = self._widget.window()
+        self._window.installEventFilter(self)
+
+    def stop(self) -> None:
+        """Stop pacing; a paint held back is asked for now."""
+        window, self._window = self._window, None
+        if window is None:
+            return
+        window.removeEventFilter(self)
+        if self._due.isActive():
+            self._due.stop()
+            self._post(window)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is not self._window or event.type() != QEvent.Type.UpdateRequest:
+            return False
+        now = time.monotonic()
+        wait = self._last_frame + self._interval - now
+        if wait <= 0:
+            self._last_frame = now
+            self.frames += 1
+            return False
+        self.held += 1
+        if not self._due.isActive():
+            self._due.start(max(1, round(wait * 1000)))
+        return True  # Qt's dirty region stays; the frame's request paints it
+
+    def _request(self) -> None:
+        if self._window is not None:
+            self._post(self._window)
+
+    @staticmethod
+    def _post(window: QWidget) -> None:
+        QCoreApplication.postEvent(window, QEvent(QEvent.Type.UpdateRequest))

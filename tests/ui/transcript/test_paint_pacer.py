@@ -1,0 +1,104 @@
+"""While replies stream, the window repaints once a frame, however often the text changes
+(issue #12: a fast reply changed the transcript ~60 times a second, each change a paint of the
+whole viewport); what changed in between is painted by the frame, and nothing is lost."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
+from pytestqt.qtbot import QtBot
+
+from flarechat.ui.control.view_data import MessageData
+from flarechat.ui.transcript.paint_pacer import PaintPacer
+from flarechat.ui.transcript.transcript import TranscriptView
+from support.widgets import shown
+
+#: Longer than any test takes: a paint held back stays held until the test lets it go.
+NEVER_MS = 60_000
+#: A frame short enough to wait for.
+FRAME_MS = 20
+MODEL = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
+
+
+class Paints(QObject):
+    """Counts a widget's paint events."""
+
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__(widget)
+        self.count = 0
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            self.count += 1
+        return super().eventFilter(watched, event)
+
+
+def window_with_label(qtbot: QtBot) -> tuple[QWidget, QLabel]:
+    window = QWidget()
+    label = QLabel("first", window)
+    QVBoxLayout(window).addWidget(label)
+    return shown(qtbot, window, size=(300, 100)), label
+
+
+def paint_now() -> None:
+    """Let Qt deliver the paints asked for so far (one pass of the event loop)."""
+    QApplication.processEvents()
+    QApplication.processEvents()
+
+
+def test_changes_within_a_frame_wait_for_it_and_stop_paints_them_at_once(qtbot: QtBot) -> None:
+    window, label = window_with_label(qtbot)
+    pacer = PaintPacer(label, interval_ms=NEVER_MS)
+    paints = Paints(label)
+    pacer.start()
+    label.setText("second")  # the first request of the pacing: its frame is due
+    paint_now()
+    assert paints.count == 1
+    label.setText("third")  # within the frame: held, the dirty region kept
+    paint_now()
+    assert paints.count == 1
+    assert pacer.held >= 1
+    pacer.stop()  # the reply ended: what changed is painted now, not a frame later
+    qtbot.waitUntil(lambda: paints.count == 2)
+    assert not pacer.is_pacing()
+    assert window.grab().toImage() == _fresh_grab(qtbot, "third")
+
+
+def test_a_held_paint_comes_with_the_next_frame(qtbot: QtBot) -> None:
+    _window, label = window_with_label(qtbot)
+    pacer = PaintPacer(label, interval_ms=FRAME_MS)
+    paints = Paints(label)
+    pacer.start()
+    for text in ("a", "b", "c", "d"):
+        label.setText(text)
+        paint_now()
+    qtbot.waitUntil(lambda: pacer.frames >= 2 and not pacer.is_holding())
+    assert pacer.held >= 1  # changes came faster than frames
+    assert paints.count == pacer.frames  # each frame is one paint of everything changed
+    pacer.stop()
+
+
+def _fresh_grab(qtbot: QtBot, text: str) -> object:
+    """What an unpaced window showing ``text`` looks like."""
+    window, label = window_with_label(qtbot)
+    label.setText(text)
+    paint_now()
+    return window.grab().toImage()
+
+
+def test_the_transcript_paces_while_a_reply_streams_and_stops_when_it_ends(
+    qtbot: QtBot, transcript: TranscriptView
+) -> None:
+    assert not transcript.is_pacing_paints()
+    transcript.begin_reply("a1", model=MODEL)
+    transcript.append_text("a1", "Streaming text.")
+    assert transcript.is_pacing_paints()
+    transcript.flush()
+    transcript.finish_reply(
+        "a1", MessageData(id="a1", role="assistant", content="Streaming text.", model=MODEL)
+    )
+    assert not transcript.is_pacing_paints()
+    view = transcript.view_for("a1")
+    assert view is not None
+    assert "Streaming text." in view.body.plain_text()
