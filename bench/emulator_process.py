@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,8 @@ from long_reply import REPLY_TOKENS, install_long_reply, long_answer
 __all__ = ["EmulatorProcess"]
 
 START_TIMEOUT_S = 30.0
+#: utime's index in /proc/<pid>/stat's fields after the ``(comm)`` field (stime follows it).
+_UTIME = 11
 
 
 class EmulatorProcess:
@@ -49,6 +52,19 @@ class EmulatorProcess:
         where = json.loads(line)
         self.api_base, self.gateway_base = where["api_base"], where["gateway_base"]
         return self
+
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) the emulator process has used so far; NaN where
+        /proc is not there (not Linux)."""
+        if self._proc is None:
+            return float("nan")
+        try:
+            stat = Path(f"/proc/{self._proc.pid}/stat").read_text()
+        except OSError:
+            return float("nan")
+        fields = stat.rsplit(")", 1)[1].split()  # after the command name, which may hold spaces
+        user, system = int(fields[_UTIME]), int(fields[_UTIME + 1])
+        return (user + system) / os.sysconf("SC_CLK_TCK")
 
     def __exit__(
         self,
