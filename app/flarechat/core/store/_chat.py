@@ -386,7 +386,7 @@ class ChatStore:
     @_translated
     def load_tree(self, conversation_id: str) -> ConversationTree:
         """The conversation with all its messages (every branch) and its saved selection."""
-        with _made_and_frozen():
+        with _collections_paused():
             return self._load_tree(conversation_id)
 
     def _load_tree(self, conversation_id: str) -> ConversationTree:
@@ -677,18 +677,16 @@ class ChatStore:
 
 
 @contextmanager
-def _made_and_frozen() -> Iterator[None]:
-    """A conversation's objects are made with the collector off, then frozen out of it
-    (issue #12, switching; as ``ui/shared/settling.py`` does for start-up's).
+def _collections_paused() -> Iterator[None]:
+    """No garbage collection while a conversation's objects are made (issue #12, switching).
 
-    A 5,000-message chat is ~15,000 new objects (a message and its two lists) and no garbage.
-    Read with the collector on, ~30 young collections walked them as they were made, two or
-    three middle ones 2-38 ms each, and now and then a full pass (45-160 ms) landed in the
-    open; turned back on after, the first young collection still walked them all (~15 ms).
-    Frozen, they are walked by no pass; they are still freed when the chat is dropped
-    (reference counts; a message holds no cycle). What else the process holds at that moment
-    is frozen with them: a cycle already garbage then is never collected (a few objects).
-    A collector someone else turned off (start-up's hold) is left to them: nothing is frozen.
+    A 5,000-message chat is thousands of new objects and no garbage: read with the collector
+    on, ~30 young collections walked them as they were made, two or three middle ones 2-38 ms
+    each, and now and then a full pass (45-160 ms) landed in the open. Turned back on after,
+    one young collection walks them. (Freezing them instead walked none, but froze whatever
+    garbage cycles the process held at that moment, a dropped chat's widgets and data among
+    them: the switching bench's RSS growth went from ~6 to ~15 MiB.) A collector someone
+    else turned off (start-up's hold) is left to them.
     """
     if not gc.isenabled():
         yield
@@ -696,7 +694,6 @@ def _made_and_frozen() -> Iterator[None]:
     gc.disable()
     try:
         yield
-        gc.freeze()
     finally:
         gc.enable()
 

@@ -248,6 +248,8 @@ def message_from_row(row: Sequence[Any]) -> Message:
         [] if tool_calls is None else _load_calls(tool_calls),
         tool_call_id,
     )
+    if tool_calls is None:  # (then both are empty: images are added after, to a new list)
+        message.leave_lists_unset()
     texts = (request, usage, meta, timings, error)
     if texts != _NO_RECORDS:  # most messages of a long chat are never shown: decode on demand
         for name, text in zip(RECORD_FIELDS, texts, strict=True):
