@@ -4,9 +4,9 @@ whole viewport); what changed in between is painted by the frame, and nothing is
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
 from pytestqt.qtbot import QtBot
+from transcript_helpers import PaintCounter
 
 from flarechat.ui.control.view_data import MessageData
 from flarechat.ui.transcript.paint_pacer import PaintPacer
@@ -18,20 +18,6 @@ NEVER_MS = 60_000
 #: A frame short enough to wait for.
 FRAME_MS = 20
 MODEL = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
-
-
-class Paints(QObject):
-    """Counts a widget's paint events."""
-
-    def __init__(self, widget: QWidget) -> None:
-        super().__init__(widget)
-        self.count = 0
-        widget.installEventFilter(self)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.Paint:
-            self.count += 1
-        return super().eventFilter(watched, event)
 
 
 def window_with_label(qtbot: QtBot) -> tuple[QWidget, QLabel]:
@@ -50,7 +36,7 @@ def paint_now() -> None:
 def test_changes_within_a_frame_wait_for_it_and_stop_paints_them_at_once(qtbot: QtBot) -> None:
     window, label = window_with_label(qtbot)
     pacer = PaintPacer(label, interval_ms=NEVER_MS)
-    paints = Paints(label)
+    paints = PaintCounter(label)
     pacer.start()
     label.setText("second")  # the first request of the pacing: its frame is due
     paint_now()
@@ -68,7 +54,7 @@ def test_changes_within_a_frame_wait_for_it_and_stop_paints_them_at_once(qtbot: 
 def test_a_held_paint_comes_with_the_next_frame(qtbot: QtBot) -> None:
     _window, label = window_with_label(qtbot)
     pacer = PaintPacer(label, interval_ms=FRAME_MS)
-    paints = Paints(label)
+    paints = PaintCounter(label)
     pacer.start()
     for text in ("a", "b", "c", "d"):
         label.setText(text)

@@ -2,29 +2,15 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication, QScrollArea, QWidget
 from pytestqt.qtbot import QtBot
+from transcript_helpers import PaintCounter
 
 from flarechat.ui.transcript.markdown_view import MarkdownView
 
 PARAGRAPH = "A settled paragraph {n} with enough words to wrap once or twice in the page.\n\n"
 #: Well over the scroll area's height, so text appended at the end is out of sight.
 SCREENS_OF_TEXT = 60
-
-
-class PaintCounter(QObject):
-    """Counts the paint events a widget receives."""
-
-    def __init__(self, widget: QWidget) -> None:
-        super().__init__(widget)
-        self.count = 0
-        widget.installEventFilter(self)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.Paint:
-            self.count += 1
-        return super().eventFilter(watched, event)
 
 
 def paragraphs(first: int, count: int) -> str:

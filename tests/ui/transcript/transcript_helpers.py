@@ -1,9 +1,10 @@
-"""Helpers for the transcript tests: what a Markdown body shows, read from its document."""
+"""Helpers for the transcript tests: what a Markdown body shows, read from its document, and
+how often a widget is painted."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QUrl
-from PySide6.QtWidgets import QTextBrowser
+from PySide6.QtCore import QEvent, QObject, QUrl
+from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from flarechat.ui.shared.theme import monospace_family
 from flarechat.ui.transcript.markdown_view import MarkdownView
@@ -38,3 +39,17 @@ def click_link(view: MarkdownView, href: str) -> None:
     page = view.findChild(QTextBrowser)
     assert page is not None
     page.anchorClicked.emit(QUrl(href))
+
+
+class PaintCounter(QObject):
+    """Counts the paint events a widget receives."""
+
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__(widget)
+        self.count = 0
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            self.count += 1
+        return super().eventFilter(watched, event)
