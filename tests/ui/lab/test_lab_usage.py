@@ -48,6 +48,11 @@ def count_sums(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return threads
 
 
+def off_gui(threads: list[str]) -> list[str]:
+    """The summings on another thread than the GUI's (long conversations)."""
+    return [name for name in threads if name != threading.main_thread().name]
+
+
 async def test_a_long_conversation_is_summed_once_off_the_gui_thread(
     emulator: EmulatorServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -92,7 +97,29 @@ async def test_a_long_conversation_left_before_its_sum_starts_is_not_summed(
         await until(lambda: lab.conversation_usage().replies > 0, "the usage to be summed")
         assert lab.conversation_usage().replies == (count + 2) // 2
         await lab.drain()
-        assert len(threads) == 1
+        assert len(off_gui(threads)) == 1
+
+
+async def test_switching_back_to_a_long_conversation_does_not_sum_it_again(
+    emulator: EmulatorServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its total is kept with the last few: summed again on each return, the summing thread
+    held the GIL against the user's first scroll (issue #12)."""
+    count = 2 * USAGE_INLINE_MAX + 2
+    path = tmp_path / "chat.sqlite3"
+    long_one = await asyncio.to_thread(stored_conversation, path, count)
+    small = await asyncio.to_thread(stored_conversation, path, 4)
+    async with window(emulator, tmp_path) as (env, main, _seen):
+        lab = main.lab_hooks.lab
+        threads = count_sums(monkeypatch)
+        assert await env.chat.open_conversation(long_one)
+        await until(lambda: lab.conversation_usage().replies > 0, "the usage to be summed")
+        assert await env.chat.open_conversation(small)
+        assert lab.conversation_usage().replies == 2
+        assert await env.chat.open_conversation(long_one)
+        assert lab.conversation_usage().replies == count // 2
+        await lab.drain()
+        assert len(off_gui(threads)) == 1
 
 
 async def test_a_small_conversation_is_summed_at_once_and_again_after_a_reply(

@@ -45,6 +45,8 @@ USAGE_INLINE_MAX = 500
 #: once, its thread held the GIL against the open's message widgets and paint (~30-50 ms of
 #: CPU inside a cold 5,000-message open; issue #12). Left by then, it is not summed at all.
 USAGE_SUM_DELAY_S = 0.25
+#: Conversation states whose usage totals are kept (a user flips between two or three chats).
+USAGE_TOTALS_KEPT = 4
 #: What a conversation's usage total was summed from: its id, its size, the usage epoch.
 _UsageKey = tuple[str, int, int]
 
@@ -92,7 +94,8 @@ class LabController(QObject):
         self._day_rows: ReplyRows = []
         self.day = meters.UsageTotal()
         #: The open conversation's usage, summed once per key (see conversation_usage).
-        self._conversation_total: tuple[_UsageKey, meters.UsageTotal] | None = None
+        #: totals of the last few states summed (switching back to a chat sums it no more)
+        self._conversation_totals: dict[_UsageKey, meters.UsageTotal] = {}
         self._summing: _UsageKey | None = None
         self._usage_epoch = 0  # bumped when a reply's usage or the prices may have changed
         chat.conversation_opened.connect(self._on_conversation_opened)
@@ -310,16 +313,22 @@ class LabController(QObject):
         if tree is None:
             return meters.UsageTotal()
         key = (tree.conversation.id, len(tree), self._usage_epoch)
-        if self._conversation_total is not None and self._conversation_total[0] == key:
-            return self._conversation_total[1]
+        if (known := self._conversation_totals.get(key)) is not None:
+            return known
         if len(tree) > USAGE_INLINE_MAX and self._loop_runs():
             if self._summing != key:
                 self._summing = key
                 self._jobs.spawn(self._sum_usage(tree, key), name="conversation-usage")
             return meters.UsageTotal()
         total = meters.conversation_usage(tree, self._models)
-        self._conversation_total = (key, total)
+        self._keep_total(key, total)
         return total
+
+    def _keep_total(self, key: _UsageKey, total: meters.UsageTotal) -> None:
+        self._conversation_totals.pop(key, None)
+        self._conversation_totals[key] = total  # the newest last
+        while len(self._conversation_totals) > USAGE_TOTALS_KEPT:
+            del self._conversation_totals[next(iter(self._conversation_totals))]
 
     async def _sum_usage(self, tree: ConversationTree, key: _UsageKey) -> None:
         await asyncio.sleep(USAGE_SUM_DELAY_S)
@@ -329,7 +338,7 @@ class LabController(QObject):
         total = await asyncio.to_thread(meters.conversation_usage, tree, dict(self._models))
         if self._summing == key:
             self._summing = None
-        self._conversation_total = (key, total)
+        self._keep_total(key, total)
         current = self.chat.current_tree()
         if current is not None and current.conversation.id == key[0]:
             self.usage_changed.emit()
