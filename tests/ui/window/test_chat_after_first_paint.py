@@ -32,6 +32,8 @@ from flarechat.ui.lazy_client import LazyClient
 WAIT_S = 15.0
 EARLY_TEXT = "Sent before the chat engine was built"
 STORED_TITLE = "Stored before start"
+PROBLEM = "The settings file was set aside (test)."
+TYPED = "Typed before the engine was built"
 
 
 async def _ready_prefs(tmp_path: Path, emulator: EmulatorServer) -> Preferences:
@@ -46,7 +48,11 @@ async def _ready_prefs(tmp_path: Path, emulator: EmulatorServer) -> Preferences:
 
 @asynccontextmanager
 async def _session(
-    tmp_path: Path, emulator: EmulatorServer, *, paints: bool = True
+    tmp_path: Path,
+    emulator: EmulatorServer,
+    *,
+    paints: bool = True,
+    problems: list[str] | None = None,
 ) -> AsyncIterator[Session]:
     """A shown Session; ``paints=False``: as a window shown off-screen (no first paint comes,
     so the engine is built by the fallback timer, and the test can act before it)."""
@@ -60,7 +66,7 @@ async def _session(
         for probe in session.window.findChildren(FirstPaint):
             session.window.removeEventFilter(probe)
     try:
-        session.show([])
+        session.show(problems or [])
         yield session
     finally:
         session.window.close()
@@ -109,6 +115,28 @@ async def test_the_first_frame_comes_before_the_chat_engine(
         assert _built(chat)
         assert chat.current_id
         assert window.pane.empty_chat.isVisibleTo(window.pane)
+
+
+@pytest.mark.asyncio
+async def test_what_was_shown_before_the_engine_stays_when_it_is_built(
+    tmp_path: Path, emulator: EmulatorServer
+) -> None:
+    """The engine's draft takes the place of the draft's look: the start-up banner, text
+    typed in the composer and the focus (here the sidebar's search field) stay."""
+    async with _session(tmp_path, emulator, paints=False, problems=[PROBLEM]) as session:
+        chat, window = session.chat, session.window
+        QTest.keyClicks(window.pane.composer.editor, TYPED)
+        window.sidebar.focus_search()
+        opened = _next_emit(chat.conversation_opened)
+        assert not chat.started
+        await asyncio.wait_for(opened, WAIT_S)
+        assert _built(chat)
+        assert chat.current_id
+        banner = window.pane.notice_banner
+        assert banner.isVisibleTo(window.pane)
+        assert PROBLEM in banner.text
+        assert window.pane.composer.text() == TYPED
+        assert window.sidebar.search_field.hasFocus()
 
 
 @pytest.mark.asyncio

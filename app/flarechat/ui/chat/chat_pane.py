@@ -182,6 +182,8 @@ class ChatPane(QWidget):
     # -- the conversation ------------------------------------------------------------------
 
     def on_conversation_opened(self, _conversation_id: str, messages: PathView) -> None:
+        if self.chat.replacing_look:
+            return  # the same empty draft is on show: its banners and the focus stay
         self.clear_banners()
         running_at = (messages.position_of(m) for m in self.chat.running_turns())
         running = min((p for p in running_at if p is not None), default=None)  # no data made

@@ -168,6 +168,7 @@ class ChatController(QObject):
         self._engine_parts = (client, store, policy_factory, clock)
         self._started = False
         self._waiting: list[Callable[[], object]] = []
+        self._replacing_look = False
         self._jobs = TaskKeeper("chat")
         self._last_problem: str | None = None
         self._deltas = DeltaBuffer()
@@ -283,9 +284,22 @@ class ChatController(QObject):
         :meth:`start` it is shown once the engine is built, and the id is ""."""
         if not self._started:
             self._show_draft_look()
-            self.when_started(self.new_conversation)
+            self.when_started(self._replace_draft_look)
             return ""
         return self._opened(self._book.new_conversation())
+
+    @property
+    def replacing_look(self) -> bool:
+        """True while the engine's draft takes the place of the look shown before the engine
+        was built: what a view shows since (a banner, the focus) is left as it is."""
+        return self._replacing_look
+
+    def _replace_draft_look(self) -> None:
+        self._replacing_look = True
+        try:
+            self.new_conversation()
+        finally:
+            self._replacing_look = False
 
     def _show_draft_look(self) -> None:
         """What a new draft shows (no messages, the default model, not busy) before the engine
