@@ -46,6 +46,8 @@ HANG_NOTE = (
 )
 #: Whitespace-only chunks merge when the text is re-tokenized: a few fewer events than tokens.
 MIN_EVENT_SHARE = 0.95
+#: How often the end of a reply's rendering is looked for (s): well under a frame.
+RENDER_POLL_S = 0.001
 
 
 def bare_read(emulator: EmulatorProcess) -> float:
@@ -80,11 +82,11 @@ async def _window_reply(
     """(seconds send -> painted, longest stall, p99 stall) for one long reply."""
     chat = shown.chat
     waiter = PaintWaiter(shown.window.pane)  # the pane: always shown, the transcript within it
-    done: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+    done: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
-    def finished(_message_id: str, data: Any) -> None:
+    def finished(message_id: str, data: Any) -> None:
         if not done.done() and getattr(data, "status", "") == "done":
-            done.set_result(time.perf_counter())
+            done.set_result(message_id)
 
     chat.turn_finished.connect(finished)
     chat.new_conversation()
@@ -92,11 +94,29 @@ async def _window_reply(
     start = time.perf_counter()
     chat.send(BENCH_PROMPT)
     try:
-        await asyncio.wait_for(done, wait)
+        reply = await asyncio.wait_for(done, wait)
     finally:
         chat.turn_finished.disconnect(finished)
+    await _all_rendered(shown, [reply])
     end = await waiter.painted()
     return end - start, heartbeat.longest(start, end), heartbeat.p99(start, end)
+
+
+async def _all_rendered(shown: Any, message_ids: list[str]) -> None:
+    """Until the replies shown have rendered all their text: a reply's Markdown is rendered
+    a budget at a time on loop turns, and may still be catching up when the stream ends (the
+    row times the whole reply rendered, not only received)."""
+    transcript = shown.window.pane.transcript
+    deadline = time.perf_counter() + WAIT_S
+    while any(_rendering(transcript.view_for(message_id)) for message_id in message_ids):
+        if time.perf_counter() > deadline:
+            raise TimeoutError("a reply was still rendering")
+        await asyncio.sleep(RENDER_POLL_S)
+
+
+def _rendering(view: Any) -> bool:
+    """Whether a reply's widget (None: not shown, so nothing to render) is still rendering."""
+    return view is not None and bool(view.body.is_rendering())
 
 
 async def _parallel(shown: Any, heartbeat: Heartbeat) -> float:
@@ -116,6 +136,7 @@ async def _parallel(shown: Any, heartbeat: Heartbeat) -> float:
         chat.new_conversation()
         chat.send(BENCH_PROMPT)
     await asyncio.wait_for(all_done, WAIT_S)
+    await _all_rendered(shown, finished)
     end = await PaintWaiter(shown.window).painted()
     chat.turn_finished.disconnect(on_finished)
     return heartbeat.longest(start, end)
