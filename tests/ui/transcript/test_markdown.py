@@ -12,6 +12,7 @@ from transcript_helpers import click_link, code_colours, is_highlighted
 from flarechat.ui.shared.icons import icon
 from flarechat.ui.shared.theme import DARK, LIGHT, apply_theme, current_palette, monospace_family
 from flarechat.ui.transcript.markdown import (
+    PARAGRAPH_GAP_PX,
     CodeBlock,
     ProseBlock,
     highlight,
@@ -272,3 +273,30 @@ def test_icons_are_crisp_at_the_device_pixel_ratio_and_follow_the_theme(
         apply_theme(qapp, "light")
     app_icon = icon("flarechat").pixmap(QSize(64, 64))
     assert len(opaque_colors(app_icon)) > 2  # the colourful app icon is never tinted
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        "A paragraph before the table.",
+        "```python\nprint('hi')\n```",
+        "- a list item\n- another",
+    ],
+    ids=["paragraph", "code", "list"],
+)
+def test_a_table_keeps_a_gap_below_the_block_before_it(qtbot: QtBot, before: str) -> None:
+    """A code block's shading covers its bottom margin, and Qt adds no space of its own
+    before a table's frame: the table's own top margin keeps it off the block above it."""
+    view = MarkdownView()
+    qtbot.addWidget(view)
+    view.resize(500, 400)
+    view.set_markdown(f"{before}\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
+    view.show()
+    qtbot.waitExposed(view)
+    doc = view.documents()[0]
+    layout = doc.documentLayout()
+    (table,) = doc.rootFrame().childFrames()
+    above = doc.findBlock(table.firstPosition() - 1)
+    above_ends = layout.blockBoundingRect(above).bottom() + above.blockFormat().bottomMargin()
+    gap = layout.frameBoundingRect(table).top() - above_ends
+    assert gap >= PARAGRAPH_GAP_PX - 1, gap

@@ -275,7 +275,7 @@ def _style_table(token: Token, palette: Palette) -> None:
     token.attrSet(
         "style",
         f"border-collapse:collapse; border-color:{palette.border}; border-style:solid; "
-        f"margin-bottom:{PARAGRAPH_GAP_PX}px;",
+        f"margin-top:{PARAGRAPH_GAP_PX}px; margin-bottom:{PARAGRAPH_GAP_PX}px;",
     )
 
 
