@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import QEvent, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget
 
 from flarechat.core import figures, meters
@@ -71,6 +71,7 @@ class AllocationGauge(QWidget):
         row.addWidget(self.bar)
         row.addWidget(self.label)
         self.level = GaugeLevel.OK
+        self._restyle()
         self._reset_timer = QTimer(self, singleShot=True)
         self._reset_timer.setObjectName("allocation-reset")
         self._reset_timer.timeout.connect(self.day_ended)
@@ -78,8 +79,7 @@ class AllocationGauge(QWidget):
     def show_usage(self, day: UsageTotal, *, now: datetime) -> None:
         self.level = meters.allocation_level(day.neurons)
         self.bar.setValue(min(meters.FREE_DAILY_NEURONS, round(day.neurons)))
-        colour = _level_colour(self.level)
-        self.bar.setStyleSheet(f"QProgressBar::chunk {{ background: {colour}; }}")
+        self._restyle()
         share = day.neurons / meters.FREE_DAILY_NEURONS
         text = f"{share:.0%} of free neurons today"
         if day.priced:
@@ -93,6 +93,21 @@ class AllocationGauge(QWidget):
         self.setAccessibleDescription(tip)
         wait = (meters.next_reset(now) - now).total_seconds()
         self._reset_timer.start(max(_MS, min(MAX_TIMER_MS, round(wait * _MS))))
+
+    def _restyle(self) -> None:
+        """The level's colour on the theme's groove: a style sheet that set only the chunk
+        left the groove Qt's default white, a glaring bar in the dark theme."""
+        palette = current_palette()
+        self.bar.setStyleSheet(
+            f"QProgressBar {{ background: {palette.alt_base}; border: 1px solid "
+            f"{palette.border}; border-radius: 2px; }} "
+            f"QProgressBar::chunk {{ background: {_level_colour(self.level)}; }}"
+        )
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self._restyle()  # the theme changed
+        super().changeEvent(event)
 
 
 class UsageLabel(QLabel):
