@@ -10,16 +10,20 @@ from collections.abc import Callable
 
 import pytest
 from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
 from flarechat.ui.control.view_data import MessageData, PathView
 from flarechat.ui.transcript import message_list
 from flarechat.ui.transcript.message_list import PAGE_STEP, SCROLL_STEP, MessageList
 from flarechat.ui.transcript.message_view import MessageView
+from support.widgets import shown
 
 HISTORY = 400
 #: Long enough for any machine to make a page's widgets in it: the test counts turns.
 GENEROUS_BUDGET_S = 60.0
+#: The column's size in the test that counts its own widgets (the conftest's column's).
+COLUMN_SIZE = (720, 480)
 
 
 def live_views(column: MessageList) -> list[MessageView]:
@@ -93,3 +97,30 @@ def test_an_opened_page_asks_for_no_further_loop_turn(
     timer = column.findChild(QTimer, "transcriptPageFillTimer")
     assert timer is not None
     assert not timer.isActive()
+
+
+def test_scrolling_up_makes_a_widget_on_one_loop_turn_and_places_it_on_the_next(
+    make: Callable[[int], MessageData], qtbot: QtBot
+) -> None:
+    """A widget's making (its body rendered) and its placing (layout, anchor, paint) take a
+    loop turn each: together they were the wheel's longest stall (issue #12)."""
+    built: list[str] = []
+
+    def build(data: MessageData, parent: QWidget) -> MessageView:
+        built.append(data.id)
+        return MessageView(data, parent=parent)
+
+    column = shown(qtbot, MessageList(build), size=COLUMN_SIZE)
+    column.set_items(history(make))
+    qtbot.waitUntil(lambda: not column.is_loading())
+    before = column.live_count
+    column.scroll_area.verticalScrollBar().setValue(0)
+    turns = [(len(built), column.live_count)]
+    timer = column.findChild(QTimer, "transcriptPageFillTimer")
+    assert timer is not None
+    timer.timeout.connect(lambda: turns.append((len(built), column.live_count)))
+    qtbot.waitUntil(lambda: not column.is_loading())
+    steps = [(b[0] - a[0], b[1] - a[1]) for a, b in itertools.pairwise(turns)]
+    assert all(made == 0 or placed == 0 for made, placed in steps), steps
+    assert any(made for made, _placed in steps)
+    assert column.live_count > before

@@ -96,6 +96,9 @@ class MessageList(QWidget):
         #: widgets that cover the viewport; None when no open is under way.
         self._cover: tuple[int, int] | None = None
         self._views: dict[str, MessageView] = {}
+        #: While the user scrolls up: the widget for items[position] made on one loop turn,
+        #: placed above the window on the next (position, its data, the widget).
+        self._made: tuple[int, MessageData, MessageView] | None = None
         self._first = self._last = 0
         self._fill_first = self._fill_last = 0
         self._stick = True
@@ -197,6 +200,7 @@ class MessageList(QWidget):
 
     def clear(self) -> None:
         self._fill_timer.stop()
+        self._take_made(None)
         for message_id in list(self._views):
             self._drop_view(message_id)
         self._ids, self._items = [], []
@@ -384,8 +388,17 @@ class MessageList(QWidget):
     def _prepend_views(self, deadline: float) -> None:
         stop = max(self._fill_first, self._first - self._step_size())
         while self._first > stop:
+            view = self._take_made(self._first - 1)
+            if view is None and self._cover is None:
+                # Scrolling up: this turn makes the widget (its body rendered, ~10 ms for a long
+                # reply), the next places it (layout, the anchor, the paint): no turn holds both.
+                data = self.item(self._first - 1)
+                self._made = (self._first - 1, data, self._build_view(data))
+                return
             self._first -= 1
-            view = self._make_view(self.item(self._first))
+            data = self.item(self._first)
+            view = view if view is not None else self._build_view(data)
+            self._place_view(data, view)
             self._column.insertWidget(0, view)
             self._filled_above += view.height() + MESSAGE_SPACING_PX
             if time.perf_counter() > deadline or self._covers(above=True):
@@ -412,15 +425,35 @@ class MessageList(QWidget):
             self._fill_first = max(self._fill_first, self._first)
 
     def _make_view(self, data: MessageData) -> MessageView:
+        view = self._build_view(data)
+        self._place_view(data, view)
+        return view
+
+    def _build_view(self, data: MessageData) -> MessageView:
+        """A message's widget, laid out once at the column's real width (not Qt's default
+        100 px), not shown yet."""
         view = self._make_view_for(data, self._content)
-        # Lay it out once at the column's real width (not Qt's default 100 px) and show it now,
-        # not queued: the layout must count it before an anchor is restored.
         margins = self._column.contentsMargins()
         width = self._scroll.viewport().width() - margins.left() - margins.right()
         view.resize(width, view.heightForWidth(width))
+        return view
+
+    def _place_view(self, data: MessageData, view: MessageView) -> None:
+        # Shown now, not queued: the layout must count it before an anchor is restored.
         view.show()
         self._views[data.id] = view
-        return view
+
+    def _take_made(self, position: int | None) -> MessageView | None:
+        """The widget made on an earlier turn, if it is still items[position]'s (the list
+        may have changed since: then, or with ``position`` None, it is dropped)."""
+        made, self._made = self._made, None
+        if made is None:
+            return None
+        at, data, view = made
+        if at == position and at < len(self._items) and self._items[at] is data:
+            return view
+        view.deleteLater()
+        return None
 
     def _drop_view(self, message_id: str) -> None:
         view = self._views.pop(message_id, None)
