@@ -3,7 +3,7 @@ read, with a running reply's live text and what the catalogue says of its model.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from flarechat.api.models import ModelInfo
@@ -26,10 +26,11 @@ class MessageViews:
         if session is None:
             return PathView.empty()
         tree = session.tree
-        messages, last = tree.path(), len(tree.path_ids()) - 1
-        return PathView(  # the ids and positions the tree made (on the store's thread, when read)
+        # The ids and positions the tree made (on the store's thread, when it was read).
+        return self._view(
+            session,
+            tree.path(),
             tree.path_ids(),
-            lambda i: self.one(session, messages[i], is_last=i == last),
             focus=focus,
             positions=tree.path_positions(),
         )
@@ -40,11 +41,23 @@ class MessageViews:
         """``shown``'s messages; each MessageData is made when first read (a long
         conversation opens with data for the pages shown only)."""
         messages = list(shown)
+        return self._view(session, messages, [m.id for m in messages], focus=focus)
+
+    def _view(
+        self,
+        session: ChatSession,
+        messages: Sequence[Message],
+        ids: Sequence[str],
+        *,
+        focus: str | None,
+        positions: Mapping[str, int] | None = None,
+    ) -> PathView:
         last = len(messages) - 1
         return PathView(
-            [m.id for m in messages],
+            ids,
             lambda i: self.one(session, messages[i], is_last=i == last),
             focus=focus,
+            positions=positions,
         )
 
     def one(
