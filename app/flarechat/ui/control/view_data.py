@@ -94,9 +94,8 @@ class PathView(Sequence[MessageData]):
         self._make = make
         self.focus = focus
         self._made: dict[int, MessageData] = {}
-        self._positions: dict[str, int] | None = None
-        #: every id's position, when already known (never changed here: copied to change)
-        self._known_positions = positions
+        #: every id's position: the one given (never changed here), else made when first asked
+        self._positions: Mapping[str, int] | None = positions
         self.made_count = 0
 
     @classmethod
@@ -128,8 +127,8 @@ class PathView(Sequence[MessageData]):
 
     def positions(self) -> dict[str, int]:
         """Every id's position, in a new dict (the caller may change it)."""
-        if self._known_positions is not None:
-            return dict(self._known_positions)
+        if self._positions is not None:
+            return dict(self._positions)
         return {mid: position for position, mid in enumerate(self._ids)}
 
     @overload
