@@ -219,7 +219,6 @@ class MessageList(QWidget):
         only for the messages that get a widget."""
         self.clear()
         focus = None
-        self._reindex()
         if isinstance(messages, PathView):
             self._ids, self._source = messages.ids(), messages.data_at
             self._items = [None] * len(self._ids)
