@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 __all__ = [
     "DEFAULT_TITLE",
@@ -89,23 +89,23 @@ class _StoredRecords:
 
     A record not read yet is a slot never set; Python then asks ``__getattr__``, which reads
     it and sets the slot (so equality, copies, ``replace`` and ``asdict`` all see the value).
-    The same goes for an empty list of images or tool calls (see ``leave_lists_unset``).
+    The same goes for an empty list of images or tool calls: the store makes its messages
+    without ``__init__`` (see ``unset``) and sets neither list when there is nothing in it.
     """
 
     __slots__ = ("_stored",)
 
+    @classmethod
+    def unset(cls) -> Self:
+        """A message with no field set, for the store to fill in (a long chat's thousands of
+        messages: ``__init__``'s eighteen arguments, two empty lists to drop and a record
+        slot to empty again for each cost ~5x setting the few it has; issue #12). The store
+        sets every other field, and the records too or ``stored_records`` for them."""
+        return object.__new__(cls)
+
     def stored_records(self, read: RecordReader, texts: tuple[str | None, ...]) -> None:
         """Leave the records unset, to be read from ``texts`` (RECORD_FIELDS' order)."""
-        self._stored = (read, texts)
-
-    def leave_lists_unset(self) -> None:
-        """Drop the (empty) images and tool calls lists, made again when first read.
-
-        For the store, before it hands the message over: two empty lists a message were
-        two thirds of the objects a 5,000-message chat's read made for the garbage
-        collector to walk (issue #12).
-        """
-        del self.attachments, self.tool_calls  # type: ignore[attr-defined]
+        self._stored = (read, *texts)
 
     if not TYPE_CHECKING:  # for type checkers a Message has no unknown attributes
 
@@ -117,9 +117,9 @@ class _StoredRecords:
             index = _RECORD_INDEX.get(name)
             if index is None or name == "_stored":
                 raise AttributeError(name)
-            read, texts = self._stored  # only a stored message has records unset
-            text = texts[index]
-            value = None if text is None else read(text)
+            stored = self._stored  # only a stored message has records unset
+            text = stored[index + 1]
+            value = None if text is None else stored[0](text)
             setattr(self, name, value)  # two threads reading it at once set equal values
             return value
 

@@ -394,10 +394,12 @@ class ChatStore:
         cursor = self._conn.cursor()
         cursor.row_factory = None  # plain tuples, read by position: see message_from_row
         cursor.execute(
-            f"SELECT {codec.MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY seq",
+            f"SELECT {codec.STORED_MESSAGE_COLUMNS} FROM messages "
+            "WHERE conversation_id = ? ORDER BY seq",
             (conversation_id,),
         )
-        messages = [codec.message_from_row(r) for r in cursor]
+        from_row, conversation_id = codec.message_from_row, row["id"]  # one string, shared
+        messages = [from_row(r, conversation_id) for r in cursor]
         messages = self._reattach_orphans(conversation_id, messages)
         self._attach_images(conversation_id, messages)
         tree = ConversationTree(

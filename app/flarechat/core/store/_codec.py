@@ -10,13 +10,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from flarechat.api import redact
-from flarechat.core.conversation import RECORD_FIELDS, Attachment, Conversation, Message
+from flarechat.core.conversation import Attachment, Conversation, Message
 
 __all__ = [
     "ATTACHMENT_COLUMNS",
     "CONVERSATION_COLUMNS",
     "MESSAGE_COLUMNS",
     "REDACTED",
+    "STORED_MESSAGE_COLUMNS",
     "attachment_from_row",
     "attachment_values",
     "conversation_from_row",
@@ -201,15 +202,21 @@ def _load_calls(text: str | None) -> list[dict[str, Any]]:
     return [dict(c) for c in loaded if isinstance(c, dict)]
 
 
-_NO_RECORDS: tuple[None, ...] = (None,) * len(RECORD_FIELDS)
+#: The message columns load_tree reads: MESSAGE_COLUMNS but the conversation's id, which is
+#: the same for every row (5,000 copies of one string to make and free for a long chat).
+STORED_MESSAGE_COLUMNS = (
+    "id, parent_id, role, content, reasoning, status, created_at, model, finish_reason, "
+    "request_json, usage_json, meta_json, timings_json, error_json, tool_calls_json, tool_call_id"
+)
 
 
-def message_from_row(row: Sequence[Any]) -> Message:
-    """A message from a row of MESSAGE_COLUMNS, by position (a plain tuple or a Row: reading
-    thousands of rows by column name costs more than building the messages)."""
+def message_from_row(row: Sequence[Any], conversation_id: str) -> Message:
+    """A message of ``conversation_id`` from a row of STORED_MESSAGE_COLUMNS, by position (a
+    plain tuple or a Row: reading thousands of rows by column name costs more than building
+    the messages). Its records are read when first asked for (most messages of a long chat
+    are never shown), its lists made when first read, or here when it has tool calls."""
     (
         message_id,
-        conversation_id,
         parent_id,
         role,
         content,
@@ -226,36 +233,24 @@ def message_from_row(row: Sequence[Any]) -> Message:
         tool_calls,
         tool_call_id,
     ) = row
-    # By position, in Message's field order (a test holds it): seventeen keywords cost three
-    # times the call, for each of a long conversation's thousands of messages.
-    message = Message(
-        message_id,
-        conversation_id,
-        parent_id,
-        role,
-        content,
-        reasoning,
-        status,
-        created_at,
-        model,
-        finish_reason,
-        None,  # the records: NULL, or read when first asked for (below)
-        None,
-        None,
-        None,
-        None,
-        [],  # attachments: added by the store after
-        [] if tool_calls is None else _load_calls(tool_calls),
-        tool_call_id,
-    )
-    if tool_calls is None:  # (then both are empty: images are added after, to a new list)
-        message.leave_lists_unset()
-    texts = (request, usage, meta, timings, error)
-    if texts != _NO_RECORDS:  # most messages of a long chat are never shown: decode on demand
-        for name, text in zip(RECORD_FIELDS, texts, strict=True):
-            if text is not None:
-                delattr(message, name)
-        message.stored_records(_load_json, texts)
+    message = Message.unset()
+    message.id = message_id
+    message.conversation_id = conversation_id
+    message.parent_id = parent_id
+    message.role = role
+    message.content = content
+    message.reasoning = reasoning
+    message.status = status
+    message.created_at = created_at
+    message.model = model
+    message.finish_reason = finish_reason
+    message.tool_call_id = tool_call_id
+    if tool_calls is not None:  # (images are added after, to the list made when first read)
+        message.tool_calls = _load_calls(tool_calls)
+    if request is None and usage is None and meta is None and timings is None and error is None:
+        message.request = message.usage = message.meta = message.timings = message.error = None
+    else:
+        message.stored_records(_load_json, (request, usage, meta, timings, error))
     return message
 
 
