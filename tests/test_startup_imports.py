@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
 from flarechat.ui import app as gui_app
+from support.first_paint import at_first_paint, run_probe
 
 
 def _modules_after(code: str) -> set[str]:
@@ -56,3 +57,24 @@ def test_after_first_paint_appends_a_monotonic_time_when_benchmarking(
     gui_app._after_first_paint()
     (line,) = paint_file.read_text("utf-8").splitlines()
     assert float(line) > 0
+
+
+#: Counts the argument parsers made, then starts the window as ``flarechat`` with no arguments.
+COUNT_PARSERS = """
+import argparse
+PARSERS = []
+_init = argparse.ArgumentParser.__init__
+
+def _counting_init(self, *args, **kwargs):
+    PARSERS.append(kwargs.get("prog") or "")
+    _init(self, *args, **kwargs)
+
+argparse.ArgumentParser.__init__ = _counting_init
+"""
+
+
+def test_the_window_without_arguments_builds_no_argument_parser(tmp_path: Path) -> None:
+    """``flarechat`` alone opens the window without building the parser (~6 ms of start-up:
+    gettext's catalogue lookups and the help formatter), which only flags need."""
+    made = run_probe(tmp_path, COUNT_PARSERS + at_first_paint("PARSERS"))
+    assert made == []

@@ -160,6 +160,10 @@ def main(argv: list[str] | None = None) -> int:
         from flarechat import cli
 
         return cli.main(args_list)
+    if not args_list:
+        # The window, as the parser would have said: building it costs ~6 ms of start-up
+        # (gettext's catalogue lookups, the help formatter) that no flag needs (issue #12).
+        return _run_gui(demo=False)
     args = _parser().parse_args(args_list)
     if args.version:
         sys.stdout.write(f"flarechat {__version__}\n")
