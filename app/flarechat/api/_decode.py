@@ -13,7 +13,7 @@ from flarechat.api._redact import redact
 from flarechat.api._think import ThinkSplitter
 from flarechat.api._tool_calls import ToolCallCollector
 from flarechat.api._usage import UsageTracker
-from flarechat.api.errors import ServerError, StreamInterrupted
+from flarechat.api.errors import ServerError, StreamInterrupted, WorkersAIError
 from flarechat.api.events import ChatEvent, Finished, ReasoningDelta, TextDelta
 
 __all__ = ["DONE_SENTINEL", "ReplyDecoder", "decode_complete", "has_content", "merge_deltas"]
@@ -24,6 +24,9 @@ DONE_SENTINEL = "[DONE]"
 _LOG_SNIPPET = 200  # characters of a malformed chunk kept in the log line
 _DEFAULT_FINISH = "stop"
 _TOOL_CALLS_FINISH = "tool_calls"
+#: A streamed chunk with only these keys is plain text (see :func:`_plain_text`).
+_PLAIN_KEYS = frozenset({"response", "tool_calls", "p"})
+_JSON = json.JSONDecoder()
 
 
 class ReplyDecoder:
@@ -51,22 +54,59 @@ class ReplyDecoder:
 
     def feed_data(self, data: str) -> list[ChatEvent]:
         """One SSE ``data:`` payload: ``[DONE]``, a JSON chunk, or junk (skipped and logged)."""
+        chunk = self._chunk(data)
+        return [] if chunk is None else self.feed(chunk)
+
+    def feed_all(self, payloads: Iterable[str]) -> tuple[list[ChatEvent], WorkersAIError | None]:
+        """A read's ``data:`` payloads in order, up to ``[DONE]`` or an error event, which is
+        returned (to be raised after the events before it), not raised.
+
+        The same events as :meth:`feed_data` on each, but a run of plain-text chunks (Workers
+        AI's own ``{"response": …}``, one per token) goes to the think splitter as one text:
+        a fast stream's read holds hundreds of them, and each would otherwise cost a pass
+        through every shape :meth:`feed` knows and a delta of its own, merged again later.
+        """
+        events: list[ChatEvent] = []
+        run: list[str] = []
+        for data in payloads:
+            chunk = self._chunk(data)
+            text = _plain_text(chunk)
+            if text is not None:
+                self.valid_chunks += 1
+                run.append(text)
+                continue
+            if run:
+                events.extend(self._think.feed("".join(run)))
+                run.clear()
+            if chunk is not None:
+                try:
+                    events.extend(self.feed(chunk))
+                except WorkersAIError as error:
+                    return events, error
+            if self.done:
+                break
+        if run:
+            events.extend(self._think.feed("".join(run)))
+        return events, None
+
+    def _chunk(self, data: str) -> Mapping[str, Any] | None:
+        """A payload's JSON object; None for blanks, ``[DONE]`` (noted) and junk (logged)."""
         data = data.strip()
         if not data:
-            return []
+            return None
         if data == DONE_SENTINEL:
             self.done = True
-            return []
+            return None
         try:
-            chunk = json.loads(data)
+            chunk, end = _JSON.raw_decode(data)  # as json.loads, less its wrapping: hot
         except ValueError:
-            chunk = None
-        if not isinstance(chunk, Mapping):
+            chunk = end = None
+        if end != len(data) or not isinstance(chunk, Mapping):
             self.malformed_chunks += 1
             snippet = redact(data, self._secrets)[:_LOG_SNIPPET]
             logger.warning("Skipped a malformed stream chunk: %s", snippet)
-            return []
-        return self.feed(chunk)
+            return None
+        return chunk
 
     def feed(self, chunk: Mapping[str, Any]) -> list[ChatEvent]:
         """One parsed chunk (or a whole non-streamed result). Raises on an error event."""
@@ -188,6 +228,15 @@ def has_content(events: Iterable[ChatEvent]) -> bool:
         or (isinstance(e, Finished) and e.tool_calls)
         for e in events
     )
+
+
+def _plain_text(chunk: Mapping[str, Any] | None) -> str | None:
+    """The text of a chunk that holds nothing but Workers AI's ``response`` text (with an
+    empty ``tool_calls`` and the ``p`` padding at most); None for any other chunk."""
+    if chunk is None or not chunk.keys() <= _PLAIN_KEYS or chunk.get("tool_calls"):
+        return None
+    text = chunk.get("response")
+    return text if type(text) is str else None
 
 
 def _response_text(value: object) -> str:

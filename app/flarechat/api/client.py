@@ -474,18 +474,10 @@ def _decode_chunk(
     """One chunk's SSE events as reply events, up to ``[DONE]`` or an error event (returned,
     to be raised after the events before it). Only events with data reset the idle clock:
     comments (``: ping``) and empty events do not."""
-    out: list[ChatEvent] = []
-    for sse in events:
-        if not sse.data.strip():
-            continue
+    payloads = [sse.data for sse in events if not sse.data.isspace() and sse.data]
+    if payloads:
         watch.reset()
-        try:
-            out.extend(decoder.feed_data(sse.data))
-        except WorkersAIError as error:
-            return out, error
-        if decoder.done:
-            break
-    return out, None
+    return decoder.feed_all(payloads)
 
 
 async def _capped(response: httpx.Response, limit: int = ERROR_BODY_LIMIT) -> httpx.Response:

@@ -23,6 +23,7 @@ from api_helpers import (
 )
 
 from conftest import ClientFactory
+from flarechat.api._decode import ReplyDecoder, merge_deltas
 from flarechat.api.config import Endpoint
 from flarechat.api.errors import CapacityExceeded, ServerError, StreamInterrupted
 from flarechat.api.events import ReasoningDelta, ResponseMeta, TextDelta, UsageReport
@@ -409,3 +410,85 @@ async def test_closing_the_stream_early_closes_cleanly(make_client: ClientFactor
     await stream.aclose()
     assert isinstance(seen[0], ResponseMeta)
     assert isinstance(seen[1], TextDelta)
+
+
+# -- a read's payloads decoded together (ReplyDecoder.feed_all) --------------------------------
+
+#: Every kind of payload a read can hold, in an order that breaks runs of plain text.
+MIXED_PAYLOADS: list[str] = [
+    "",
+    '{"response": "<thi", "tool_calls": [], "p": "abc"}',
+    '{"response": "nk>Hm", "p": "abcdef"}',
+    '{"response": "m.</think>", "tool_calls": []}',
+    '{"response": "An"}',
+    '{"response": "swer", "tool_calls": [], "p": ""}',
+    '{"response": {"json": "mode"}}',  # not plain: the object is shown as JSON text
+    '{"response": 7, "p": "x"}',  # not plain: a number, shown as text
+    "   ",
+    '{"response": " more", "tool_calls": [{"name": "f", "arguments": {"a": 1}}]}',
+    '{"response": " junk"} trailing',  # malformed: skipped and logged
+    "[1, 2]",  # not an object: skipped and logged
+    '{"choices": [{"index": 0, "delta": {"content": " open"}}]}',
+    '{"response": " ai"}',
+    '{"response": "", "usage": {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}}',
+    '{"response": " last", "p": "q"}',
+    "[DONE]",
+    '{"response": " after done"}',
+]
+
+
+def _one_by_one(payloads: list[str]) -> tuple[list[Any], ReplyDecoder]:
+    decoder = ReplyDecoder()
+    events: list[Any] = []
+    for data in payloads:
+        events.extend(decoder.feed_data(data))
+        if decoder.done:
+            break
+    return merge_deltas(events), decoder
+
+
+def test_a_reads_payloads_together_decode_as_each_alone(caplog: pytest.LogCaptureFixture) -> None:
+    expected, alone = _one_by_one(MIXED_PAYLOADS)
+    together = ReplyDecoder()
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="flarechat.api"):
+        events, error = together.feed_all(MIXED_PAYLOADS)
+    assert error is None
+    assert merge_deltas(events) == expected
+    assert merge_deltas([*events, *together.flush()]) == merge_deltas([*expected, *alone.flush()])
+    assert together.done
+    assert alone.done
+    assert (
+        (together.valid_chunks, together.malformed_chunks)
+        == (
+            alone.valid_chunks,
+            alone.malformed_chunks,
+        )
+        == (12, 2)
+    )
+    assert [e.text for e in events if isinstance(e, ReasoningDelta)] == ["Hmm."]
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)).startswith("Answer{")
+    assert together.close() == alone.close()
+    assert sum("malformed stream chunk" in r.getMessage() for r in caplog.records) == 2
+
+
+def test_a_run_of_plain_tokens_comes_out_as_one_delta() -> None:
+    events, error = ReplyDecoder().feed_all(
+        [f'{{"response": "w{n} ", "tool_calls": [], "p": "pad"}}' for n in range(500)]
+    )
+    assert error is None
+    assert events == [TextDelta("".join(f"w{n} " for n in range(500)))]
+
+
+def test_an_error_event_in_a_read_comes_back_after_the_text_before_it() -> None:
+    decoder = ReplyDecoder()
+    events, error = decoder.feed_all(
+        [
+            '{"response": "Hello"}',
+            '{"response": " there"}',
+            '{"errors": [{"code": 3040, "message": "Capacity temporarily exceeded"}]}',
+            '{"response": " never"}',
+        ]
+    )
+    assert isinstance(error, CapacityExceeded)
+    assert events == [TextDelta("Hello there")]
