@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Self
@@ -168,6 +168,10 @@ class Conversation:
     deleted_at: float | None = None  # soft-deleted (undo possible) when set
 
 
+#: A walked path: its messages, their ids, and each id's position on it.
+_Walked = tuple[tuple["Message", ...], tuple[str, ...], dict[str, int]]
+
+
 class ConversationTree:
     """The messages of one conversation as a tree, with a chosen child per parent.
 
@@ -184,44 +188,63 @@ class ConversationTree:
         self.conversation = conversation
         self.selected: dict[str | None, str] = {}
         self._by_id: dict[str, Message] = {}
-        self._children: dict[str | None, list[Message]] = {}
-        #: The last path walked, with what it was walked from (see path()).
-        self._walked: tuple[int, dict[str | None, str], tuple[Message, ...]] | None = None
-        #: A walked path's ids and their positions (that path, its ids, the positions by id),
-        #: made when first asked for.
-        self._on_path: tuple[tuple[Message, ...], tuple[str, ...], dict[str, int]] | None = None
+        #: Each parent's oldest child (``None``: the first root). A long chat is a line: one
+        #: child each, and no list to make (and for the collector to walk) for every message.
+        self._first: dict[str | None, Message] = {}
+        #: Every child, in creation order, of the parents with more than one.
+        self._more: dict[str | None, list[Message]] = {}
+        #: The last path walked, with what it was walked from (see path()): the tree's shape,
+        #: its selection, and the path with its ids and their positions.
+        self._walked: tuple[int, dict[str | None, str], _Walked] | None = None
         self._shape = 0  # bumped by every message added
-        pending = sorted(messages, key=_created_at)
-        self._insert_all(pending)
-        orphans = [m.id for m in pending if m.parent_id and m.parent_id not in self._by_id]
-        if orphans:
-            raise ValueError(f"messages with unknown parents: {', '.join(orphans)}")
+        pending = list(messages)
+        #: Whether each message came after its parent in the order given (the store's order
+        #: is such: then no message can have lost its parent or be part of a loop).
+        self.parents_first = self._insert_all(pending)
+        if not self.parents_first:
+            orphans = [
+                m.id
+                for m in sorted(pending, key=_created_at)
+                if m.parent_id and m.parent_id not in self._by_id
+            ]
+            if orphans:
+                raise ValueError(f"messages with unknown parents: {', '.join(orphans)}")
         for parent_id, child_id in (selected or {}).items():
             child = self._by_id.get(child_id)
             if child is not None and child.parent_id == parent_id:
                 self.selected[parent_id] = child_id
 
-    def _insert_all(self, messages: list[Message]) -> None:
-        """_insert() for each of ``messages`` (in time order), inlined: a long conversation
-        has thousands of them, and opening it waits for this."""
+    def _insert_all(self, messages: list[Message]) -> bool:
+        """_insert() for each of ``messages``, inlined: a long conversation has thousands of
+        them, and opening it waits for this. Each parent's newest child is its selected one.
+        Whether every message came after its parent."""
         conversation_id, by_id = self.conversation.id, self._by_id
-        children, selected = self._children, self.selected
+        first, more, selected = self._first, self._more, self.selected
+        parents_first = True
         for message in messages:
             if message.conversation_id != conversation_id:
                 raise ValueError(f"message {message.id} belongs to another conversation")
             message_id, parent_id = message.id, message.parent_id
             if message_id in by_id:
                 raise ValueError(f"duplicate message id {message_id}")
+            if parent_id is not None and parent_id not in by_id:
+                parents_first = False
             by_id[message_id] = message
-            siblings = children.get(parent_id)
+            oldest = first.get(parent_id)
+            if oldest is None:
+                first[parent_id] = message
+                selected[parent_id] = message_id
+                continue
+            siblings = more.get(parent_id)
             if siblings is None:
-                children[parent_id] = [message]
-            else:
-                siblings.append(message)
-                if siblings[-2].created_at > message.created_at:
-                    siblings.sort(key=_created_at)  # stable: equal times keep insertion order
-            selected[parent_id] = message_id
+                siblings = more[parent_id] = [oldest]
+            siblings.append(message)
+            if siblings[-2].created_at > message.created_at:
+                siblings.sort(key=_created_at)  # stable: equal times keep the given order
+                first[parent_id] = siblings[0]
+            selected[parent_id] = siblings[-1].id
         self._shape += len(messages)
+        return parents_first
 
     def _insert(self, message: Message) -> None:
         if message.conversation_id != self.conversation.id:
@@ -230,11 +253,25 @@ class ConversationTree:
             raise ValueError(f"duplicate message id {message.id}")
         self._by_id[message.id] = message
         self._shape += 1
-        siblings = self._children.setdefault(message.parent_id, [])
-        siblings.append(message)
-        if len(siblings) > 1 and siblings[-2].created_at > message.created_at:
-            siblings.sort(key=lambda m: m.created_at)  # stable: equal times keep insertion order
-        self.selected[message.parent_id] = message.id
+        parent_id = message.parent_id
+        oldest = self._first.get(parent_id)
+        if oldest is None:
+            self._first[parent_id] = message
+        else:
+            siblings = self._more.setdefault(parent_id, [oldest])
+            siblings.append(message)
+            if siblings[-2].created_at > message.created_at:
+                siblings.sort(key=_created_at)  # stable: equal times keep insertion order
+                self._first[parent_id] = siblings[0]
+        self.selected[parent_id] = message.id
+
+    def _children(self, parent_id: str | None) -> Sequence[Message]:
+        """The children of a message (``None``: the roots), in creation order; not a copy."""
+        siblings = self._more.get(parent_id)
+        if siblings is not None:
+            return siblings
+        oldest = self._first.get(parent_id)
+        return () if oldest is None else (oldest,)
 
     def add(self, message: Message) -> None:
         """Add a message; it becomes the selected child of its parent (so it is on the path)."""
@@ -255,15 +292,15 @@ class ConversationTree:
 
     def __iter__(self) -> Iterator[Message]:
         """Every message of every branch, parents before children, siblings in creation order."""
-        stack = list(reversed(self._children.get(None, [])))
+        stack = list(reversed(self._children(None)))
         while stack:
             message = stack.pop()
             yield message
-            stack.extend(reversed(self._children.get(message.id, [])))
+            stack.extend(reversed(self._children(message.id)))
 
     def children(self, parent_id: str | None) -> list[Message]:
         """The children of a message (``None``: the roots), in creation order."""
-        return list(self._children.get(parent_id, []))
+        return list(self._children(parent_id))
 
     def siblings(self, message_id: str) -> list[Message]:
         """The message and its alternatives (same parent), in creation order (the 1/2 switcher)."""
@@ -277,7 +314,7 @@ class ConversationTree:
 
     def chosen_child(self, parent_id: str | None) -> Message | None:
         """The selected child of a parent, else its newest child, else None."""
-        children = self._children.get(parent_id)
+        children = self._children(parent_id)
         if not children:
             return None
         chosen = self._by_id.get(self.selected.get(parent_id, ""))
@@ -293,15 +330,7 @@ class ConversationTree:
         state is the messages added and the selection (compared whole, so a write to
         ``selected`` from outside is seen too).
         """
-        return list(self._path())
-
-    def _path(self) -> tuple[Message, ...]:
-        walked = self._walked
-        if walked is not None and walked[0] == self._shape and walked[1] == self.selected:
-            return walked[2]
-        path = tuple(self._walk())
-        self._walked = (self._shape, dict(self.selected), path)
-        return path
+        return list(self._path_index()[0])
 
     def on_path(self, message_id: str) -> bool:
         """Is the message on the visible path? (Asked when opening at a search hit: the
@@ -317,34 +346,34 @@ class ConversationTree:
         of the tree, and shared: copy it to change it)."""
         return self._path_index()[2]
 
-    def _path_index(self) -> tuple[tuple[Message, ...], tuple[str, ...], dict[str, int]]:
-        path = self._path()
-        index = self._on_path
-        if index is None or index[0] is not path:
-            index = self._on_path = (path, *self._index_path(path))
+    def _path_index(self) -> _Walked:
+        walked = self._walked
+        if walked is not None and walked[0] == self._shape and walked[1] == self.selected:
+            return walked[2]
+        path, positions = self._walk()
+        index = (tuple(path), tuple(positions), positions)
+        self._walked = (self._shape, dict(self.selected), index)
         return index
 
-    @staticmethod
-    def _index_path(path: tuple[Message, ...]) -> tuple[tuple[str, ...], dict[str, int]]:
-        ids = tuple([m.id for m in path])
-        return ids, {message_id: at for at, message_id in enumerate(ids)}
-
-    def _walk(self) -> list[Message]:
-        """chosen_child() from the roots down, inlined: thousands of steps in a long chat."""
-        by_id, children_of, selected = self._by_id, self._children, self.selected
+    def _walk(self) -> tuple[list[Message], dict[str, int]]:
+        """chosen_child() from the roots down, inlined: thousands of steps in a long chat. The
+        path, and each of its ids' position on it (in the path's order)."""
+        by_id, first, more, selected = self._by_id, self._first, self._more, self.selected
         path: list[Message] = []
-        seen: set[str] = set()
+        positions: dict[str, int] = {}
         parent_id: str | None = None
-        while children := children_of.get(parent_id):
-            current = by_id.get(selected.get(parent_id, ""))
-            if current is None or current.parent_id != parent_id:
-                current = children[-1]
-            if current.id in seen:
+        while (current := first.get(parent_id)) is not None:
+            siblings = more.get(parent_id)
+            if siblings is not None:  # an only child is the chosen one whatever is selected
+                current = by_id.get(selected.get(parent_id, ""))
+                if current is None or current.parent_id != parent_id:
+                    current = siblings[-1]
+            if current.id in positions:
                 break
-            seen.add(current.id)
+            positions[current.id] = len(path)
             path.append(current)
             parent_id = current.id
-        return path
+        return path, positions
 
     def path_to(self, message_id: str) -> list[Message]:
         """The chain of messages from the root down to (and including) this message."""
@@ -371,11 +400,12 @@ class ConversationTree:
 
     def explicit_selection(self) -> dict[str | None, str]:
         """The choices that differ from the default (newest child): all that needs saving."""
-        return {
-            parent: child
-            for parent, child in self.selected.items()
-            if self._children.get(parent) and self._children[parent][-1].id != child
-        }
+        choices: dict[str | None, str] = {}
+        for parent, child in self.selected.items():
+            children = self._children(parent)
+            if children and children[-1].id != child:
+                choices[parent] = child
+        return choices
 
     def last(self) -> Message | None:
         """The last message on the visible path (None for an empty conversation)."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from flarechat.core.conversation import (
@@ -217,7 +219,7 @@ def count_walks(tree: ConversationTree, monkeypatch: pytest.MonkeyPatch) -> list
     walks: list[int] = []
     walk = tree._walk
 
-    def counted() -> list[Message]:
+    def counted() -> tuple[list[Message], dict[str, int]]:
         walks.append(1)
         return walk()
 
@@ -307,3 +309,51 @@ def test_path_ids_and_positions_follow_the_path_and_are_made_once_per_state(
     assert tree.path_ids() == ("u1", "a1", "u2b")
     assert "a2" not in tree.path_positions()
     assert len(walks) == 3
+
+
+# -- building a tree from a conversation's messages (issue #12: switching) ---------------------
+
+
+def test_messages_given_out_of_time_order_still_make_siblings_in_creation_order() -> None:
+    """Whatever order they come in, siblings are in creation order, equal times in the order
+    given, and each parent's newest child is the one shown."""
+    given = [
+        msg("u1", None, at=1),
+        msg("a1c", "u1", role=ROLE_ASSISTANT, at=9),
+        msg("a1", "u1", role=ROLE_ASSISTANT, at=2),
+        msg("a1b", "u1", role=ROLE_ASSISTANT, at=5),
+        msg("a1d", "u1", role=ROLE_ASSISTANT, at=5),  # a tie: after a1b, as given
+        msg("u2", "a1b", at=6),
+    ]
+    t = ConversationTree(Conversation(id=CONV_ID), given)
+    assert contents(t.children("u1")) == ["a1", "a1b", "a1d", "a1c"]
+    assert contents(t.children(None)) == ["u1"]
+    assert t.selected == {None: "u1", "u1": "a1c", "a1b": "u2"}
+    assert contents(t.path()) == ["u1", "a1c"]
+    assert contents(list(t)) == ["u1", "a1", "a1b", "u2", "a1d", "a1c"]
+    assert t.explicit_selection() == {}
+    t.select("u2")
+    assert contents(t.path()) == ["u1", "a1b", "u2"]
+    assert t.explicit_selection() == {"u1": "a1b"}
+
+
+def test_a_tree_says_whether_each_message_came_after_its_parent() -> None:
+    """The store's rows do (a parent is stored first): then none can be orphaned or loop,
+    and the store need not look for them."""
+    line = [msg("u1", None, at=1), msg("a1", "u1", at=2), msg("u2", "a1", at=3)]
+    assert ConversationTree(Conversation(id=CONV_ID), line).parents_first
+    late = ConversationTree(Conversation(id=CONV_ID), [line[1], line[0], line[2]])
+    assert not late.parents_first
+    assert contents(late.path()) == ["u1", "a1", "u2"]
+
+
+def test_a_long_line_of_messages_makes_no_list_for_each() -> None:
+    """One child a message: a list each was a third of the objects a 5,000-message chat made
+    for the garbage collector to walk."""
+    messages = [msg(f"m{i}", f"m{i - 1}" if i else None, at=i) for i in range(2_000)]
+    t = ConversationTree(Conversation(id=CONV_ID), messages)
+    lists = [r for r in gc.get_referrers(messages[5]) if isinstance(r, list)]
+    assert lists == [messages]  # the test's own, and none of the tree's
+    assert contents(t.path()) == [m.id for m in messages]
+    assert t.children("m5") == [messages[6]]
+    assert t.siblings("m5") == [messages[5]]

@@ -400,13 +400,19 @@ class ChatStore:
         )
         from_row, conversation_id = codec.message_from_row, row["id"]  # one string, shared
         messages = [from_row(r, conversation_id) for r in cursor]
-        messages = self._reattach_orphans(conversation_id, messages)
         self._attach_images(conversation_id, messages)
-        tree = ConversationTree(
-            codec.conversation_from_row(row),
-            messages,
-            codec.decode_selected(row["selected_json"]),
-        )
+        conversation = codec.conversation_from_row(row)
+        selected = codec.decode_selected(row["selected_json"])
+        try:
+            tree: ConversationTree | None = ConversationTree(conversation, messages, selected)
+        except ValueError:  # a message whose parent is gone
+            tree = None
+        # Stored in order, each message comes after its parent (a parent is stored first):
+        # then none can have lost it, and the tree that says so saw to it in passing.
+        if tree is None or not tree.parents_first:
+            repaired = self._reattach_orphans(conversation_id, messages)
+            if tree is None or repaired is not messages:
+                tree = ConversationTree(conversation, repaired, selected)
         # Walked here, on the store's thread, with its ids and their positions: the tree keeps
         # them for the opening (the transcript's index, a search hit's on_path).
         tree.path_ids()
