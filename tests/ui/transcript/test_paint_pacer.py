@@ -9,7 +9,13 @@ from pytestqt.qtbot import QtBot
 from transcript_helpers import PaintCounter
 
 from flarechat.ui.control.view_data import MessageData
-from flarechat.ui.transcript.paint_pacer import PaintPacer
+from flarechat.ui.transcript.markdown_view import MarkdownView
+from flarechat.ui.transcript.paint_pacer import (
+    STEP_AFTER_FRAME_MS,
+    PaintPacer,
+    ms_since_frame,
+    step_done,
+)
 from flarechat.ui.transcript.transcript import TranscriptView
 from support.widgets import shown
 
@@ -88,3 +94,62 @@ def test_the_transcript_paces_while_a_reply_streams_and_stops_when_it_ends(
     view = transcript.view_for("a1")
     assert view is not None
     assert "Streaming text." in view.body.plain_text()
+
+
+# -- a frame and a settled Markdown step keep apart ---------------------------------------------
+
+SETTLED = "A settled paragraph of the reply.\n\n" * 20  # well over SPLIT_MIN_CHARS
+
+
+def test_a_frame_waits_until_a_step_that_just_ended_is_a_few_ms_behind(qtbot: QtBot) -> None:
+    _window, label = window_with_label(qtbot)
+    pacer = PaintPacer(label, interval_ms=FRAME_MS)
+    paints = PaintCounter(label)
+    pacer.start()
+    qtbot.wait(FRAME_MS * 2)  # the frame interval alone would let the next paint through
+    before, frames = paints.count, pacer.frames
+    step_done()
+    label.setText("after a step")
+    paint_now()
+    assert paints.count == before  # held: the step and the paint are not one long wait
+    assert pacer.is_holding()
+    qtbot.waitUntil(lambda: paints.count == before + 1)  # painted once the step is behind
+    assert pacer.frames == frames + 1
+    assert ms_since_frame(label) < NEVER_MS
+    pacer.stop()
+
+
+def test_a_step_due_just_after_a_frame_of_its_window_waits_then_renders(qtbot: QtBot) -> None:
+    body = shown(qtbot, MarkdownView(), size=(400, 300))
+    pacer = PaintPacer(body, interval_ms=FRAME_MS)
+    pacer.start()
+    body.update()
+    paint_now()  # a frame of the body's window was let through just now
+    assert ms_since_frame(body) < STEP_AFTER_FRAME_MS
+    body.stream_markdown(SETTLED)
+    assert body.plain_text() == ""  # the step waits for the loop to have had a turn
+    assert body.is_rendering()
+    qtbot.waitUntil(lambda: not body.is_rendering())
+    assert body.plain_text().count("A settled paragraph") >= 19  # the last may be the tail
+    pacer.stop()
+
+
+def test_a_frame_of_another_window_or_a_final_render_never_holds_a_step(qtbot: QtBot) -> None:
+    _window, label = window_with_label(qtbot)
+    pacer = PaintPacer(label, interval_ms=FRAME_MS)
+    pacer.start()
+    label.update()
+    paint_now()  # a frame of the label's window, not the body's
+    body = shown(qtbot, MarkdownView(), size=(400, 300))
+    assert ms_since_frame(body) == float("inf")
+    body.stream_markdown("Short.")
+    assert "Short." in body.plain_text()  # rendered at once, as without pacing
+    pacer.stop()
+    other = shown(qtbot, MarkdownView(), size=(400, 300))
+    other_pacer = PaintPacer(other, interval_ms=FRAME_MS)
+    other_pacer.start()
+    other.update()
+    paint_now()
+    other.set_markdown("The whole reply.")
+    assert other.plain_text() == "The whole reply."  # a final render is never held
+    other_pacer.stop()

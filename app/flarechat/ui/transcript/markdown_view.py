@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bisect
 import html
+import math
 from dataclasses import dataclass
 
 from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
@@ -31,6 +32,7 @@ from flarechat.ui.transcript.markdown import (
     plain_code_html,
     render,
 )
+from flarechat.ui.transcript.paint_pacer import STEP_AFTER_FRAME_MS, ms_since_frame, step_done
 
 __all__ = ["COPY_CODE_HREF", "MarkdownView", "blocks_html", "copy_code_index"]
 
@@ -290,11 +292,16 @@ class MarkdownView(QWidget):
         self._step()
 
     def _step(self) -> None:
+        since_frame = ms_since_frame(self)
+        if self._streaming and not self._final and since_frame < STEP_AFTER_FRAME_MS:
+            # A frame is painting in this loop pass: let the loop have a turn first.
+            self._more.start(math.ceil(STEP_AFTER_FRAME_MS - since_frame))
+            return
         end = len(self._text) if self._final else self._scanner.settled_end
         if self._parsed is None and end - self._done >= SPLIT_MIN_CHARS:
             # This pass parses the next piece; the next one inserts it (and is painted).
             self._parsed = self._parse(end, limit=self._done + SETTLE_BUDGET_CHARS)
-            self._more.start()
+            self._more.start(0)
             return
         # One edit block: Qt lays the changed end out once, not after each insert or removal.
         edit = QTextCursor(self._doc())
@@ -306,8 +313,9 @@ class MarkdownView(QWidget):
         finally:
             edit.endEditBlock()
         if self._done < end:
-            self._more.start()
+            self._more.start(0)
         self.render_count += 1
+        step_done()
 
     # -- settled text ----------------------------------------------------------------------------
 
