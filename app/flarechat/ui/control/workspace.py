@@ -12,7 +12,7 @@ import json
 import logging
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Signal
 
@@ -22,7 +22,6 @@ from flarechat.api.models import ModelInfo
 from flarechat.api.tokens import TokenCheck
 from flarechat.core.catalogue import CatalogueCache
 from flarechat.core.connect import ConfigurationError
-from flarechat.core.lab.exchange import LabExchange
 from flarechat.core.store import AsyncChatStore, StoreError
 from flarechat.core.tasks import TaskKeeper
 from flarechat.settings.resolve import DEFAULT_API_BASE
@@ -30,6 +29,9 @@ from flarechat.settings.schema import Settings
 from flarechat.ui.control.chat import ChatController
 from flarechat.ui.control.preferences import DemoBackend, Preferences
 from flarechat.ui.control.view_data import VerifyInput
+
+if TYPE_CHECKING:  # the lab's file modules come after the first paint (LabController.start)
+    from flarechat.core.lab.exchange import LabExchange
 
 __all__ = ["CatalogueClient", "WorkspaceController"]
 
