@@ -32,7 +32,8 @@ HTTPX_CLI_MODULE = "httpx._main"
 #: run after PySide6 was first imported (``inspect.getsource``, looking for "PySide6") unless
 #: it was filed first: ours and the standard library's are (_file_with_feature_hook); the
 #: third-party modules these bring (platformdirs, ...) are imported before the hook exists.
-#: Not ``core.session``: the chat engine is built after the first paint (ChatController.start).
+#: Not ``core.session``: the chat engine is built after the first paint (ChatController.start);
+#: nor the lab's items and file (``core.lab.library``, ``storage``...): LabController.start.
 QT_FREE_WINDOW_MODULES = (
     "asyncio",
     "html",
@@ -41,12 +42,7 @@ QT_FREE_WINDOW_MODULES = (
     "flarechat.core.capabilities",
     "flarechat.core.catalogue",
     "flarechat.core.connect",
-    "flarechat.core.lab.documents",
-    "flarechat.core.lab.exchange",
-    "flarechat.core.lab.library",
-    "flarechat.core.lab.presets",
-    "flarechat.core.lab.prompt_library",
-    "flarechat.core.lab.storage",
+    "flarechat.core.lab.variables",
     "flarechat.core.meters",
     "flarechat.core.store",
     "flarechat.core.tasks",

@@ -20,6 +20,8 @@ from shell_helpers import MODEL, TOKEN
 from window_helpers import window
 
 from flarechat.api.models import ModelInfo
+from flarechat.core.lab.library import LabLibrary
+from flarechat.core.lab.presets import Preset
 from flarechat.core.lab.storage import LAB_FILENAME, LabStore
 from flarechat.core.meters import ContextLevel, GaugeLevel, UsageTotal
 from flarechat.core.request_code import CodeKind
@@ -226,3 +228,20 @@ async def test_any_reply_shows_its_request_as_code_from_its_own_action(
         assert "Second question" not in curl  # the request that produced that reply
         assert _leaks(curl) == []
         dialog.close()
+
+
+async def test_the_first_chat_starts_from_the_default_preset_read_after_it_opened(
+    emulator: EmulatorServer, tmp_path: Path, isolated_profile: Path
+) -> None:
+    """The lab file is read after the first paint (LabController.start with the chat engine),
+    when the start-up's new chat is open already: that chat still takes the default preset."""
+    library = LabLibrary()
+    preset = library.presets.add(
+        Preset(id="p1", name="Terse", model=OTHER, system_prompt="Be terse.", params={})
+    )
+    library.default_preset_id = preset.id
+    LabStore(isolated_profile / "config" / LAB_FILENAME).save(library)
+    async with window(emulator, tmp_path) as (env, main, _seen):
+        await main.lab_hooks.lab.drain()
+        conv = env.chat.current_tree().conversation  # type: ignore[union-attr]
+        assert (conv.model, conv.system_prompt) == (OTHER, "Be terse.")

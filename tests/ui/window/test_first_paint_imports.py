@@ -36,6 +36,15 @@ NOT_AT_FIRST_PAINT = (
     "flarechat.ui.lab.presets_dialog",
     "flarechat.core.lab.request_view",
     "flarechat.core.request_code",
+    # the lab's items and file, read with the chat engine after the paint (LabController.start);
+    # the composer's lab row needs only a template's variables (core.lab.variables)
+    "flarechat.core.lab.library",
+    "flarechat.core.lab.presets",
+    "flarechat.core.lab.prompt_library",
+    "flarechat.core.lab.templates",
+    "flarechat.core.lab.documents",
+    "flarechat.core.lab.exchange",
+    "flarechat.core.lab.storage",
     # dialogs and pop-ups the first frame does not show: their classes' enums cost start-up
     "flarechat.ui.window.window_dialogs",
     "flarechat.ui.models.popup",
@@ -197,6 +206,13 @@ def test_the_chat_engine_is_built_once_the_window_is_up(tmp_path: Path) -> None:
     """Kept off the first paint, the chat engine is built on the loop turn after it."""
     loaded = set(run_probe(tmp_path, PROBE_AFTER_PAINT))
     assert {"flarechat.core.session", "flarechat.ui.control.status_line"} <= loaded
+
+
+def test_the_lab_library_is_read_once_the_window_is_up(tmp_path: Path) -> None:
+    """Kept off the first paint, the lab's presets, prompts and templates file is read with
+    the chat engine right after it."""
+    loaded = set(run_probe(tmp_path, PROBE_AFTER_PAINT))
+    assert {"flarechat.core.lab.storage", "flarechat.core.lab.library"} <= loaded
 
 
 #: PySide6 makes a class (with its enums) when its name is first looked up in its module: this

@@ -1,8 +1,9 @@
 """The prompt lab, free of Qt: presets, the system-prompt library, prompt templates, their
 storage in the profile and in exports, and a sent reply's request as code.
 
-Layout: ``presets``, ``prompt_library``, ``templates`` (the items), ``library`` (the shelves
-holding them), ``documents`` (as plain data), ``storage`` (the profile file), ``exchange``
-(export and import), ``request_view`` (View as code); ``compare`` (a compare run),
-``compare_export``, ``votes`` (blind votes) and ``leaderboard`` (their ratings).
+Layout: ``presets``, ``prompt_library``, ``templates`` (the items; ``variables``: a template's
+``{{names}}`` in a text), ``library`` (the shelves holding them), ``documents`` (as plain data),
+``storage`` (the profile file), ``exchange`` (export and import), ``request_view`` (View as
+code); ``compare`` (a compare run), ``compare_export``, ``votes`` (blind votes) and
+``leaderboard`` (their ratings).
 """

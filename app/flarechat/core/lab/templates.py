@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+
+from flarechat.core.lab.variables import fill, missing, variables
 
 __all__ = [
     "FilledPrompt",
@@ -19,8 +20,6 @@ __all__ = [
     "variables",
 ]
 
-#: ``{{ name }}``: a Python-identifier-like name, spaces inside the braces allowed.
-VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 #: Cells of one CSV record are joined back with this when the template has one variable,
 #: so "Paris, France" stays one value unless the user quoted cells on purpose.
 _CELL_JOIN = ","
@@ -47,28 +46,6 @@ class FilledPrompt:
 
 class RowsError(ValueError):
     """The rows cannot fill the template; the message names the row and what is wrong."""
-
-
-def variables(text: str) -> list[str]:
-    """The distinct variable names in ``text``, in order of first appearance."""
-    return list(dict.fromkeys(match.group(1) for match in VARIABLE.finditer(text)))
-
-
-def missing(text: str, values: Mapping[str, str]) -> list[str]:
-    """The variables of ``text`` that ``values`` leaves blank."""
-    return [name for name in variables(text) if not values.get(name, "").strip()]
-
-
-def fill(text: str, values: Mapping[str, str]) -> str:
-    """``text`` with every ``{{name}}`` that ``values`` holds replaced (others stay as typed).
-
-    One pass over the text: a value that itself contains ``{{x}}`` is not filled again.
-    """
-
-    def value_of(match: re.Match[str]) -> str:
-        return values.get(match.group(1), match.group(0))
-
-    return VARIABLE.sub(value_of, text)
 
 
 def _records(text: str) -> list[tuple[int, list[str]]]:

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from flarechat.core.lab.templates import fill, variables
+from flarechat.core.lab.variables import fill, variables
 from flarechat.ui.chat.composer import ComposerWidget
 from flarechat.ui.lab.controller import LabController
 from flarechat.ui.lab.gauges import ContextMeter

@@ -19,19 +19,22 @@ from flarechat.api.models import ModelInfo
 from flarechat.core import meters
 from flarechat.core.connect import ConfigurationError
 from flarechat.core.conversation import ConversationTree, new_id
-from flarechat.core.lab import exchange, presets
-from flarechat.core.lab.library import LabLibrary
-from flarechat.core.lab.presets import Preset
-from flarechat.core.lab.prompt_library import SavedPrompt, prompt_title
-from flarechat.core.lab.storage import LabStore
-from flarechat.core.lab.templates import Template, variables
+from flarechat.core.lab.variables import variables
 from flarechat.core.store import StoreError
 from flarechat.core.tasks import TaskKeeper
 from flarechat.ui.control.chat import ChatController
 from flarechat.ui.control.preferences import Preferences
 
-if TYPE_CHECKING:  # View as code is imported when first used (request_code)
+if TYPE_CHECKING:
+    # The library's items and file are imported by start(), after the first paint (~10 ms
+    # of start-up: their dataclasses, csv); View as code when first used (request_code).
+    from flarechat.core.lab.exchange import LabImportReport
+    from flarechat.core.lab.library import LabLibrary
+    from flarechat.core.lab.presets import Preset
+    from flarechat.core.lab.prompt_library import SavedPrompt
     from flarechat.core.lab.request_view import RequestCode
+    from flarechat.core.lab.storage import LabStore
+    from flarechat.core.lab.templates import Template
 
 __all__ = ["DayUsageSource", "LabController"]
 
@@ -83,8 +86,8 @@ class LabController(QObject):
     ) -> None:
         super().__init__(parent)
         self.chat, self.prefs = chat, prefs
-        self.store = store if store is not None else LabStore()
-        self.library = library if library is not None else LabLibrary()
+        self._store = store
+        self._library = library
         self._usage_source = usage
         self._clock = clock
         self._jobs = TaskKeeper("lab")
@@ -103,6 +106,28 @@ class LabController(QObject):
         chat.turn_failed.connect(self._on_turn_failed)
 
     # -- loading and saving ----------------------------------------------------------------
+
+    @property
+    def store(self) -> LabStore:
+        """The profile's lab file (made on first use: start() reads it after the paint)."""
+        if self._store is None:
+            from flarechat.core.lab.storage import LabStore
+
+            self._store = LabStore()
+        return self._store
+
+    @property
+    def library(self) -> LabLibrary:
+        """Presets, prompts and templates; empty until start() has read the file."""
+        if self._library is None:
+            from flarechat.core.lab.library import LabLibrary
+
+            self._library = LabLibrary()
+        return self._library
+
+    @library.setter
+    def library(self, library: LabLibrary) -> None:
+        self._library = library
 
     def start(self) -> None:
         """Load the library and today's usage: off the GUI thread when the loop runs; without
@@ -127,6 +152,11 @@ class LabController(QObject):
         for problem in self.store.problems:
             self.problem.emit(problem)
         self.library_changed.emit()
+        # The file is read after the first paint, when the start-up's new chat may be open
+        # already: it starts from the default preset all the same.
+        tree = self.chat.current_tree()
+        if tree is not None and not len(tree):
+            self._on_conversation_opened(tree.conversation.id, ())
 
     def _changed(self) -> None:
         self.library_changed.emit()
@@ -150,6 +180,8 @@ class LabController(QObject):
         tree = self.chat.current_tree()
         if tree is None:
             return None
+        from flarechat.core.lab import presets
+
         gateway = presets.gateway_of(self.prefs.settings) if with_gateway else None
         preset = presets.preset_from_conversation(
             tree.conversation,
@@ -164,6 +196,8 @@ class LabController(QObject):
 
     def apply_preset(self, preset_id: str) -> bool:
         """Use a preset in the chat on screen (a new chat is made when there is none)."""
+        from flarechat.core.lab import presets
+
         preset = self.library.presets.get(preset_id)
         if preset is None:
             return False
@@ -197,8 +231,11 @@ class LabController(QObject):
 
     def _on_conversation_opened(self, conversation_id: str, messages: Sequence[object]) -> None:
         """A new, empty chat starts from the default preset."""
-        default = self.library.default_preset()
+        # Not read yet (the draft shown before the first paint): no preset, as when empty.
+        default = self._library.default_preset() if self._library is not None else None
         if default is not None and not messages and not self.chat.is_stored(conversation_id):
+            from flarechat.core.lab import presets
+
             presets.apply_preset(self.chat, default)
         self.usage_changed.emit()
 
@@ -214,6 +251,8 @@ class LabController(QObject):
     def save_prompt(self, text: str, name: str = "") -> SavedPrompt | None:
         if not text.strip():
             return None
+        from flarechat.core.lab.prompt_library import SavedPrompt, prompt_title
+
         prompt = SavedPrompt(new_id(), name.strip() or prompt_title(text), text)
         prompt = self.library.prompts.add(prompt)
         self._changed()
@@ -240,6 +279,9 @@ class LabController(QObject):
     def save_template(self, text: str, name: str = "") -> Template | None:
         if not variables(text):
             return None
+        from flarechat.core.lab.prompt_library import prompt_title
+        from flarechat.core.lab.templates import Template
+
         template = Template(new_id(), name.strip() or prompt_title(text), text)
         template = self.library.templates.add(template)
         self._changed()
@@ -250,7 +292,9 @@ class LabController(QObject):
             self._changed()
 
     def _template_for(self, text: str) -> Template | None:
-        return next((t for t in self.library.templates if t.text == text), None)
+        if self._library is None:  # not read yet (the composer asks before the first paint)
+            return None
+        return next((t for t in self._library.templates if t.text == text), None)
 
     def remembered_values(self, text: str) -> dict[str, str]:
         """The values last filled into this template (a saved one's are kept in the profile)."""
@@ -264,15 +308,21 @@ class LabController(QObject):
         if template is None:
             self._adhoc_values[text] = dict(values)
         elif dict(template.values) != dict(values):
+            from flarechat.core.lab.templates import Template
+
             self.library.templates.put(Template(template.id, template.name, text, dict(values)))
             self._changed()
 
     # -- export and import (WorkspaceController calls these) --------------------------------
 
     def export_doc(self) -> dict[str, Any]:
+        from flarechat.core.lab import exchange
+
         return exchange.lab_to_json(self.library)
 
-    def import_doc(self, data: Any) -> exchange.LabImportReport:
+    def import_doc(self, data: Any) -> LabImportReport:
+        from flarechat.core.lab import exchange
+
         report = exchange.import_lab(self.library, data)
         if report.changed:
             self._changed()

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QLineEdit, QWidget
 
-from flarechat.core.lab.templates import missing
+from flarechat.core.lab.variables import missing
 from flarechat.ui.shared.theme import mute
 
 __all__ = ["TemplateForm"]

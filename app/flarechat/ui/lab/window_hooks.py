@@ -57,7 +57,9 @@ class LabHooks:
         self.lab.usage_changed.connect(self.show_usage)
         self.lab.problem.connect(self._status)
         self.gauge.day_ended.connect(self.lab.refresh_usage)
-        self.lab.start()
+        # The library file (and the lab's item and file modules, ~10 ms) is read once the
+        # chat engine is built, after the first paint: the first frame shows none of it.
+        self.chat.when_started(self.lab.start)
         self.show_usage()
 
     def _action(self, text: str, slot: object, keys: str = "") -> QAction:
