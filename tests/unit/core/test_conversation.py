@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import gc
+from collections.abc import Callable
 
 import pytest
 
@@ -357,3 +359,44 @@ def test_a_long_line_of_messages_makes_no_list_for_each() -> None:
     assert contents(t.path()) == [m.id for m in messages]
     assert t.children("m5") == [messages[6]]
     assert t.siblings("m5") == [messages[5]]
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda s: s.__setitem__("a1", "u2b"),
+        lambda s: s.update({"a1": "u2b"}),
+        lambda s: s.update(a1="u2b"),
+        lambda s: s.__ior__({"a1": "u2b"}),
+        lambda s: s.__delitem__("a1"),
+        lambda s: s.pop("a1"),
+        lambda s: s.popitem(),
+        lambda s: (s.pop("a1"), s.setdefault("a1", "u2b")),
+        lambda s: s.clear(),
+    ],
+)
+def test_every_way_of_writing_the_selection_from_outside_is_seen(
+    tree: ConversationTree, write: Callable[[dict[str | None, str]], object]
+) -> None:
+    """A walked path is kept while the selection takes no writes (comparing the whole of a
+    long chat's selection each read cost ~0.3 ms); any write walks it again."""
+    tree.select("a2")
+    assert contents(tree.path()) == ["u1", "a1", "u2", "a2"]
+    expected = dict(tree.selected)
+    write(expected)
+    write(tree.selected)
+    rebuilt = ConversationTree(tree.conversation, list(tree))
+    rebuilt.selected = expected  # a whole new selection is seen too
+    assert contents(tree.path()) == contents(rebuilt.path())
+    assert tree.path_ids() == tuple(contents(rebuilt.path()))
+    assert tree.selected == expected
+
+
+def test_a_copied_tree_keeps_its_selection_and_path(tree: ConversationTree) -> None:
+    tree.select("u2")
+    copied = copy.deepcopy(tree)
+    assert copied.selected == tree.selected
+    assert contents(copied.path()) == ["u1", "a1", "u2", "a2"]
+    copied.selected["a1"] = "u2b"
+    assert contents(copied.path()) == ["u1", "a1", "u2b"]
+    assert contents(tree.path()) == ["u1", "a1", "u2", "a2"]
