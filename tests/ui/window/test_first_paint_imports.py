@@ -53,6 +53,8 @@ NOT_AT_FIRST_PAINT = (
     # a reply body's Markdown modules (and QTextDocument's enums): the first frame shows no reply
     "flarechat.ui.transcript.markdown_view",
     "flarechat.ui.transcript.markdown",
+    # find marks (and QTextCharFormat's enums): the first frame marks no query
+    "flarechat.ui.transcript.match_marks",
     # the chat engine, built on the loop turn after the paint (ChatController.start): the
     # session package's ~90 dataclasses, the turn and its stream events, and the controller's
     # parts that use them

@@ -28,12 +28,6 @@ from flarechat.ui.capabilities.tool_cards import ToolCallsPanel
 from flarechat.ui.control.view_data import MessageData
 from flarechat.ui.shared.icons import APP_ICON, icon
 from flarechat.ui.shared.theme import current_palette, fill_rounded, named
-from flarechat.ui.transcript.match_marks import (
-    find_ranges,
-    mark_page,
-    marked_html,
-    marked_ranges,
-)
 from flarechat.ui.transcript.message_parts import (
     ContinueRow,
     ReasoningSection,
@@ -352,6 +346,8 @@ class MessageView(QFrame):
         ``plain_text()``; a user message's text, or the start of it while folded)."""
         if self._data.role == "user":
             return self._user_marked_ranges()
+        from flarechat.ui.transcript.match_marks import marked_ranges  # (see _mark_pages)
+
         ranges: list[tuple[int, int]] = []
         offset = 0
         for page in self._pages():
@@ -374,6 +370,10 @@ class MessageView(QFrame):
 
     def _mark_pages(self, pages: list[QTextBrowser]) -> QRect | None:
         """Mark ``pages`` (the first occurrence strong); where that one is, or None."""
+        # Imported when a query is first marked, as are the others of the module: the first
+        # frame marks nothing, and its Qt text-format classes' enums cost start-up (#12).
+        from flarechat.ui.transcript.match_marks import mark_page
+
         palette = current_palette()
         spot: QRect | None = None
         for page in pages:
@@ -393,6 +393,8 @@ class MessageView(QFrame):
         label = self._user_label()
         if label is None:
             return None
+        from flarechat.ui.transcript.match_marks import find_ranges, marked_html
+
         shown = self._label_source(label)
         ranges = find_ranges(shown, self._query) if self._query else []
         if ranges:
@@ -425,6 +427,8 @@ class MessageView(QFrame):
         return marks[1] if marks is not None and marks[0] == label.text() else label.text()
 
     def _user_marked_ranges(self) -> list[tuple[int, int]]:
+        from flarechat.ui.transcript.match_marks import find_ranges, marked_ranges
+
         page = self._user_page()
         if page is not None:
             return marked_ranges(page)
