@@ -7,11 +7,12 @@ asyncgen hooks) run by ``asyncio.Runner(loop_factory=...)``; Qt must not quit th
 partial text saved as "stopped"), jobs cancelled, the HTTP client closed, the store closed.
 
 The first paint waits for the settings file and the window only: the database is opened and
-checked meanwhile on its thread, the chat engine (``core.session``) is built on the loop turn
-after the paint (``ChatController.start``; what the user does before then waits for it), the
-keychain is read right after it (``Session.load_tokens``), the HTTP client is built on first use
-on a worker thread (``LazyClient``), and the settings dialog, Markdown and highlighting are
-imported when first needed (tests/ui/window/test_first_paint_imports.py keeps it so).
+checked on its thread once the window has painted (what asks for it before waits), the chat
+engine (``core.session``) is built on the loop turn after the paint (``ChatController.start``;
+what the user does before then waits for it), the keychain is read right after it
+(``Session.load_tokens``), the HTTP client is built on first use on a worker thread
+(``LazyClient``), and the settings dialog, Markdown and highlighting are imported when first
+needed (tests/ui/window/test_first_paint_imports.py keeps it so).
 """
 
 from __future__ import annotations
@@ -47,8 +48,7 @@ from flarechat.ui.shared.wrappers import load_widget_types
 if TYPE_CHECKING:
     from flarechat.api.client import WorkersAIClient
 
-#: The window and its controllers: imported by ``_run`` while the database opens on its worker
-#: thread (checking a large database takes a few hundred ms that the imports can overlap).
+#: The window and its controllers: imported by ``_run`` while the settings are read.
 WINDOW_MODULES = (
     "flarechat.core.catalogue",
     "flarechat.ui.control.chat",
@@ -72,8 +72,8 @@ PRELOADED_MODULES: tuple[str, ...] = ()
 BENCH_PAINT_ENV = "FLARECHAT_BENCH_PAINT_FILE"
 #: The title of the banner listing what start-up repaired or could not do (keychain, files).
 STARTUP_NOTICE_TITLE = "Flarechat found something to check at start-up"
-#: The keychain is read after the first paint, or this long after show at the latest (a window
-#: shown minimized or off-screen may not paint).
+#: The keychain is read (and the database opened) after the first paint, or this long after
+#: show at the latest (a window shown minimized or off-screen may not paint).
 TOKENS_AT_THE_LATEST_MS = 1_000
 
 
@@ -220,6 +220,7 @@ class Session:
             QTimer.singleShot(TOKENS_AT_THE_LATEST_MS, self.window, self._start_token_load)
         # A window shown minimized or off-screen may not paint: the chat is built by then.
         QTimer.singleShot(TOKENS_AT_THE_LATEST_MS, self.window, self.chat.start)
+        QTimer.singleShot(TOKENS_AT_THE_LATEST_MS, self.window, self.store.release)
 
     def add_problems(self, problems: list[str]) -> None:
         """More start-up problems (the database's, known once it was checked): one banner."""
@@ -231,6 +232,7 @@ class Session:
         from flarechat.ui.transcript.message_view import load_body_module  # loaded with the window
 
         _after_first_paint()
+        self.store.release()  # opened and checked while the chat engine is built
         QTimer.singleShot(0, self.chat.start)  # the next loop turn: the chat engine
         self._start_token_load()
         QTimer.singleShot(0, load_widget_types)  # ~25 ms now rather than at the first click
@@ -321,8 +323,8 @@ async def _explain_store_error(error: StoreError) -> None:
 
 
 async def _store_opened(session: Session, store: AsyncChatStore) -> bool:
-    """Wait for the database the window was built around (checked on its worker thread while
-    the window was built and painted); its problems join the start-up banner. False, with
+    """Wait for the database the window was built around (checked on its worker thread once
+    the window painted); its problems join the start-up banner. False, with
     the window closed and the reason in a box, when it cannot be used."""
     try:
         report = await store.opened()
@@ -335,12 +337,12 @@ async def _store_opened(session: Session, store: AsyncChatStore) -> bool:
 
 
 async def _run(options: GuiOptions) -> int:
-    # Checked on the store's thread while the window is imported, built and painted: calls
-    # queue behind the check, so nothing is read or written before it passed (issue #12).
-    store = AsyncChatStore.opening(default_path())
+    # Opened and checked on the store's thread after the first paint (Session releases it):
+    # calls queue behind the check, so nothing is read or written before it passed (issue #12).
+    store = AsyncChatStore.opening(default_path(), held=True)
     prefs = Preferences(store=SettingsStore(), secrets=KeyringSecretStore())
     reading = asyncio.ensure_future(prefs.load_settings())  # the tokens: after the first paint
-    await asyncio.sleep(0)  # the database's and the settings' threads start before the imports
+    await asyncio.sleep(0)  # the settings' thread starts before the imports
     for name in WINDOW_MODULES:
         importlib.import_module(name)
     _forget_module_sources()  # before the window is built, so its objects reuse the memory

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import copy
 import functools
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -87,6 +88,8 @@ class AsyncChatStore:
         self._closed = False
         #: set by ``opening``: the open still running on the worker, ahead of every call
         self._opening: asyncio.Future[None] | None = None
+        #: what a held open (``opening(held=True)``) waits for on the worker: ``release``
+        self._released = threading.Event()
 
     @property
     def store(self) -> ChatStore:
@@ -112,7 +115,9 @@ class AsyncChatStore:
         return cls(store, timeout=call_timeout, executor=executor)
 
     @classmethod
-    def opening(cls, path: Path, *, call_timeout: float = DEFAULT_TIMEOUT) -> AsyncChatStore:
+    def opening(
+        cls, path: Path, *, call_timeout: float = DEFAULT_TIMEOUT, held: bool = False
+    ) -> AsyncChatStore:
         """Like open(), but returned at once while open_store() runs on the worker thread.
 
         Calls made meanwhile queue behind the open on the one worker, so nothing is read or
@@ -120,16 +125,28 @@ class AsyncChatStore:
         the open may. ``opened()`` waits for the open and raises its StoreError; after a
         failed open every call raises StoreError. For start-up: the window is built and
         painted while a large history is checked (issue #12).
+
+        ``held``: the open waits on the worker until ``release()`` (calls still queue behind
+        it). Start-up releases it at the window's first paint: the check of a large history
+        (``PRAGMA quick_check``, ~25 ms of CPU at 50,000 messages) would share a two-core
+        machine with the window being built and slow its first paint by more than that.
         """
         store = cls(None, timeout=call_timeout)
+        if not held:
+            store.release()
 
         def open_on_worker() -> None:
+            store._released.wait()
             store._store = open_store(path)
 
         store._opening = asyncio.ensure_future(
             _run_on(store._executor, open_on_worker, seconds=BULK_TIMEOUT)
         )
         return store
+
+    def release(self) -> None:
+        """Let an open held by ``opening(held=True)`` start (at once otherwise). Idempotent."""
+        self._released.set()
 
     async def opened(self) -> OpenReport:
         """Wait for the open started by ``opening`` (at once otherwise); its report."""
@@ -179,6 +196,7 @@ class AsyncChatStore:
         if self._closed:
             return
         if self._opening is not None:
+            self.release()  # a held open runs now, and is waited for
             with contextlib.suppress(StoreError):  # a connection it makes is closed below
                 await asyncio.shield(self._opening)
         if self._store is None:  # the open failed: there is no connection

@@ -72,3 +72,31 @@ async def test_closing_while_opening_closes_the_connection_it_made(tmp_path: Pat
     await store.close()
     side_files = await asyncio.to_thread(lambda: list(tmp_path.glob(f"{DB_FILENAME}-*")))
     assert side_files == []  # SQLite removes -wal/-shm when the last connection closes
+
+
+async def test_a_held_open_waits_for_release_and_calls_queue_behind_it(tmp_path: Path) -> None:
+    path = tmp_path / DB_FILENAME
+    _stored(path, "Kept")
+    store = AsyncChatStore.opening(path, held=True)
+    opened = asyncio.ensure_future(store.opened())
+    listing = asyncio.ensure_future(store.list_conversations())
+    await asyncio.sleep(HELD_S)
+    held = (opened.done(), listing.done())
+    store.release()
+    report = await opened
+    summaries = await listing
+    await store.close()
+    assert held == (False, False)
+    assert [summary.title for summary in summaries] == ["Kept"]
+    assert report.problems == []
+
+
+async def test_closing_a_held_open_never_released_closes_the_connection(tmp_path: Path) -> None:
+    path = tmp_path / DB_FILENAME
+    _stored(path, "Kept")
+    store = AsyncChatStore.opening(path, held=True)
+    await store.close()
+    side_files = await asyncio.to_thread(lambda: list(tmp_path.glob(f"{DB_FILENAME}-*")))
+    assert side_files == []
+    with pytest.raises(StoreError, match="closed"):
+        await store.list_conversations()
