@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
+import math
+import re
+
 import pytest
 from PySide6.QtCore import QSize, QUrl
-from PySide6.QtGui import QDesktopServices, QGuiApplication, QPixmap
+from PySide6.QtGui import QDesktopServices, QGuiApplication, QPixmap, QTextTable
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 from transcript_helpers import click_link, code_colours, is_highlighted
 
 from flarechat.ui.shared.icons import icon
-from flarechat.ui.shared.theme import DARK, LIGHT, apply_theme, current_palette, monospace_family
+from flarechat.ui.shared.theme import (
+    DARK,
+    LIGHT,
+    Scheme,
+    apply_theme,
+    current_palette,
+    monospace_family,
+)
 from flarechat.ui.transcript.markdown import (
+    GRID_LINE_PX,
     PARAGRAPH_GAP_PX,
+    TABLE_CELL_PADDING_PX,
     CodeBlock,
     ProseBlock,
     highlight,
@@ -63,9 +75,13 @@ def test_heading_list_link_and_inline_code_become_qt_html() -> None:
     assert "run()" in html
 
 
-def test_table_gets_borders_and_padding_qt_understands() -> None:
+def test_table_gets_a_grid_and_padding_qt_understands() -> None:
     html = prose_html("| a | b |\n|:--|--:|\n| 1 | 2 |\n")
-    assert '<table border="1" cellspacing="0" cellpadding=' in html
+    assert f'<table border="0" cellspacing="{GRID_LINE_PX}" cellpadding=' in html
+    assert f'bgcolor="{LIGHT.border}"' in html  # the lines: the table's own fill
+    assert re.search(f'<th [^>]*bgcolor="{LIGHT.alt_base}"', html)  # the header row shaded
+    assert re.search(f'<td [^>]*bgcolor="{LIGHT.base}"', html)  # the others on the background
+    assert "collapse" not in html  # Qt's collapsed borders look up neighbours on each paint
     assert 'align="right"' in html  # Qt ignores CSS text-align in cells, not the attribute
     assert "<th" in html
     assert "<td" in html
@@ -286,7 +302,8 @@ def test_icons_are_crisp_at_the_device_pixel_ratio_and_follow_the_theme(
 )
 def test_a_table_keeps_a_gap_below_the_block_before_it(qtbot: QtBot, before: str) -> None:
     """A code block's shading covers its bottom margin, and Qt adds no space of its own
-    before a table's frame: the table's own top margin keeps it off the block above it."""
+    before a table's frame: the table's own top margin keeps its top line off the block
+    above it (measured on screen: the first row of grid colour below that block's text)."""
     view = MarkdownView()
     qtbot.addWidget(view)
     view.resize(500, 400)
@@ -296,7 +313,51 @@ def test_a_table_keeps_a_gap_below_the_block_before_it(qtbot: QtBot, before: str
     doc = view.documents()[0]
     layout = doc.documentLayout()
     (table,) = doc.rootFrame().childFrames()
-    above = doc.findBlock(table.firstPosition() - 1)
-    above_ends = layout.blockBoundingRect(above).bottom() + above.blockFormat().bottomMargin()
-    gap = layout.frameBoundingRect(table).top() - above_ends
-    assert gap >= PARAGRAPH_GAP_PX - 1, gap
+    above_ends = layout.blockBoundingRect(doc.findBlock(table.firstPosition() - 1)).bottom()
+    image = view.grab().toImage()
+    border = current_palette().border
+    top_line = next(
+        y
+        for y in range(math.ceil(above_ends), image.height())
+        if any(image.pixelColor(x, y).name() == border for x in range(GRID_LINE_PX + 1))
+    )
+    assert top_line - above_ends >= PARAGRAPH_GAP_PX - 1, (top_line, above_ends)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_table_is_drawn_as_a_one_pixel_grid_in_the_theme(
+    qtbot: QtBot, qapp: QApplication, scheme: Scheme
+) -> None:
+    """What the user sees: border-coloured lines one pixel wide around and between the
+    cells, the header row shaded, the other cells on the text's background."""
+    palette = apply_theme(qapp, scheme)
+    try:
+        view = MarkdownView()
+        qtbot.addWidget(view)
+        view.resize(400, 200)
+        view.set_markdown("| head | more |\n|---|---|\n| body | cell |\n")
+        view.show()
+        qtbot.waitExposed(view)
+        doc = view.documents()[0]
+        (table,) = doc.rootFrame().childFrames()
+        assert isinstance(table, QTextTable)
+        head, body = (
+            doc.documentLayout().blockBoundingRect(
+                table.cellAt(row, 0).firstCursorPosition().block()
+            )
+            for row in (0, 1)
+        )
+        image = view.grab().toImage()
+
+        def colour(x: float, y: float) -> str:
+            return image.pixelColor(round(x), round(y)).name()
+
+        line = TABLE_CELL_PADDING_PX + GRID_LINE_PX  # from a cell's text to its line
+        assert colour(head.left() - line, head.center().y()) == palette.border  # left edge
+        assert colour(head.center().x(), head.top() - line) == palette.border  # top edge
+        assert colour(body.center().x(), body.top() - line) == palette.border  # between rows
+        assert colour(body.left() - line + 1, body.top() - line - 1) == palette.alt_base
+        assert colour(head.left() - 2, head.center().y()) == palette.alt_base  # header cell
+        assert colour(body.left() - 2, body.center().y()) == palette.base  # body cell
+    finally:
+        apply_theme(qapp, "light")
