@@ -46,6 +46,18 @@ async def window(
             main.deleteLater()
 
 
+def next_emit(signal: object) -> asyncio.Future[tuple[object, ...]]:
+    """A future set to the arguments of ``signal``'s next emission."""
+    future: asyncio.Future[tuple[object, ...]] = asyncio.get_running_loop().create_future()
+
+    def on_emit(*args: object) -> None:
+        if not future.done():
+            future.set_result(args)
+
+    signal.connect(on_emit)  # type: ignore[attr-defined]
+    return future
+
+
 async def until(condition: Callable[[], bool], what: str) -> None:
     """Let the Qt loop run (pages fill in on its timers) until ``condition`` holds."""
     deadline = time.monotonic() + WAIT

@@ -18,6 +18,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 from shell_helpers import MODEL, TOKEN, make_settings
+from window_helpers import next_emit
 
 from flarechat.core.conversation import ROLE_USER, Conversation, ConversationTree, Message, new_id
 from flarechat.core.store import AsyncChatStore, ChatStore
@@ -88,17 +89,6 @@ def _built(chat: ChatController) -> bool:
     return chat.started
 
 
-def _next_emit(signal: object) -> asyncio.Future[tuple[object, ...]]:
-    future: asyncio.Future[tuple[object, ...]] = asyncio.get_running_loop().create_future()
-
-    def on_emit(*args: object) -> None:
-        if not future.done():
-            future.set_result(args)
-
-    signal.connect(on_emit)  # type: ignore[attr-defined]
-    return future
-
-
 @pytest.mark.asyncio
 async def test_the_first_frame_comes_before_the_chat_engine(
     tmp_path: Path, emulator: EmulatorServer
@@ -110,7 +100,7 @@ async def test_the_first_frame_comes_before_the_chat_engine(
         assert window.picker.current_model() == MODEL
         assert window.stack.currentWidget() is window.pane
         assert window.pane.empty_chat.isVisibleTo(window.pane)
-        opened = _next_emit(chat.conversation_opened)
+        opened = next_emit(chat.conversation_opened)
         await asyncio.wait_for(opened, WAIT_S)  # the engine's own draft, after the paint
         assert _built(chat)
         assert chat.current_id
@@ -127,7 +117,7 @@ async def test_what_was_shown_before_the_engine_stays_when_it_is_built(
         chat, window = session.chat, session.window
         QTest.keyClicks(window.pane.composer.editor, TYPED)
         window.sidebar.focus_search()
-        opened = _next_emit(chat.conversation_opened)
+        opened = next_emit(chat.conversation_opened)
         assert not chat.started
         await asyncio.wait_for(opened, WAIT_S)
         assert _built(chat)
@@ -145,8 +135,8 @@ async def test_a_message_sent_in_the_same_turn_as_show_is_sent_once_the_engine_i
 ) -> None:
     async with _session(tmp_path, emulator) as session:
         chat, composer = session.chat, session.window.pane.composer
-        added = _next_emit(chat.message_added)
-        finished = _next_emit(chat.turn_finished)
+        added = next_emit(chat.message_added)
+        finished = next_emit(chat.turn_finished)
         QTest.keyClicks(composer.editor, EARLY_TEXT)
         QTest.keyClick(composer.editor, Qt.Key.Key_Return)
         assert not chat.started
@@ -166,10 +156,10 @@ async def test_a_sidebar_click_before_the_engine_is_built_opens_the_conversation
     stored = _stored_conversation(tmp_path / "chat.sqlite3")
     async with _session(tmp_path, emulator, paints=False) as session:
         chat, sidebar = session.chat, session.window.sidebar
-        listed = _next_emit(session.workspace.conversations_changed)
+        listed = next_emit(session.workspace.conversations_changed)
         await asyncio.wait_for(listed, WAIT_S)
         assert not chat.started  # no paint: the engine waits for the fallback timer
-        opened = _next_emit(chat.conversation_opened)
+        opened = next_emit(chat.conversation_opened)
         row = next(
             row
             for row in range(sidebar.conversations.count())
@@ -180,7 +170,7 @@ async def test_a_sidebar_click_before_the_engine_is_built_opens_the_conversation
         # the engine's draft (made at show) comes first, then the conversation clicked
         draft_id, _ = await asyncio.wait_for(opened, WAIT_S)
         assert draft_id != stored
-        clicked = _next_emit(chat.conversation_opened)
+        clicked = next_emit(chat.conversation_opened)
         conversation_id, path = await asyncio.wait_for(clicked, WAIT_S)
         assert conversation_id == stored
         assert len(path) == 1  # type: ignore[arg-type]

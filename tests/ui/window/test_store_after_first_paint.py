@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtWidgets import QApplication
+from window_helpers import next_emit
 
 from flarechat.core.conversation import Conversation, new_id
 from flarechat.core.store import AsyncChatStore, ChatStore
@@ -55,17 +56,6 @@ async def _session(tmp_path: Path, *, paints: bool) -> AsyncIterator[Session]:
         await session.shutdown()
 
 
-def _next_emit(signal: object) -> asyncio.Future[tuple[object, ...]]:
-    future: asyncio.Future[tuple[object, ...]] = asyncio.get_running_loop().create_future()
-
-    def on_emit(*args: object) -> None:
-        if not future.done():
-            future.set_result(args)
-
-    signal.connect(on_emit)  # type: ignore[attr-defined]
-    return future
-
-
 async def test_the_database_opens_after_the_first_paint_and_the_list_follows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -75,7 +65,7 @@ async def test_the_database_opens_after_the_first_paint_and_the_list_follows(
         at_paint: list[bool] = []
         # Installed after the Session's own: called first, before it releases the database.
         FirstPaint(session.window, lambda: at_paint.append(opened.done()))
-        listed = _next_emit(session.workspace.conversations_changed)
+        listed = next_emit(session.workspace.conversations_changed)
         session.show([])
         (summaries,) = await asyncio.wait_for(listed, WAIT_S)
         assert at_paint == [False]
@@ -87,7 +77,7 @@ async def test_a_window_that_does_not_paint_has_its_database_opened_all_the_same
     tmp_path: Path,
 ) -> None:
     async with _session(tmp_path, paints=False) as session:
-        listed = _next_emit(session.workspace.conversations_changed)
+        listed = next_emit(session.workspace.conversations_changed)
         session.show([])
         (summaries,) = await asyncio.wait_for(listed, WAIT_S)
         assert [s.title for s in summaries] == [STORED_TITLE]  # type: ignore[attr-defined]
