@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
 import time
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -57,9 +57,21 @@ STATUS_FAILED = "failed"
 STATUS_INTERRUPTED = "interrupted"
 
 
+#: The bits RFC 9562 fixes in a random UUID: the version nibble and the variant's two bits,
+#: and what they are set to (version 4, variant 0b10), as in ``uuid.UUID(version=4)``.
+_UUID_FIXED_BITS = (0xF000 << 64) | (0xC000 << 48)
+_UUID4_BITS = (0x4000 << 64) | (0x8000 << 48)
+
+
 def new_id() -> str:
-    """A fresh id for a conversation or message (uuid4, hex)."""
-    return uuid.uuid4().hex
+    """A fresh id for a conversation or message: a random (version 4) UUID's 32 hex digits.
+
+    Made here as ``uuid.uuid4().hex`` makes it: importing ``uuid`` (with ``platform``) costs
+    ~3 ms before the first paint, which makes the first draft's id (issue #12).
+    """
+    value = int.from_bytes(os.urandom(16), "big")
+    value = (value & ~_UUID_FIXED_BITS) | _UUID4_BITS
+    return f"{value:032x}"
 
 
 @dataclass(frozen=True, slots=True)

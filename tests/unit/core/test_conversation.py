@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import gc
+import uuid
 from collections.abc import Callable
 
 import pytest
@@ -173,6 +174,26 @@ def test_new_ids_are_unique_hex() -> None:
     ids = {new_id() for _ in range(1000)}
     assert len(ids) == 1000
     assert all(len(i) == 32 and int(i, 16) >= 0 for i in ids)
+
+
+def test_new_ids_are_random_uuids_as_uuid4_makes_them() -> None:
+    for made in (new_id() for _ in range(200)):
+        parsed = uuid.UUID(hex=made)
+        assert parsed.version == 4
+        assert parsed.variant == uuid.RFC_4122
+        assert parsed.hex == made
+    # 122 random bits: every one of them varies across a few hundred ids
+    seen_ones = 0
+    for made in (new_id() for _ in range(400)):
+        seen_ones |= int(made, 16)
+    assert seen_ones | _fixed_uuid4_bits() == (1 << 128) - 1
+
+
+def _fixed_uuid4_bits() -> int:
+    """The bits uuid4 fixes (version nibble, variant's two bits), asked of uuid itself: those
+    it clears in an all-ones number or sets in an all-zeros one."""
+    full = (1 << 128) - 1
+    return (full & ~uuid.UUID(int=full, version=4).int) | uuid.UUID(int=0, version=4).int
 
 
 @pytest.mark.parametrize(
