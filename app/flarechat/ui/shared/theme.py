@@ -23,6 +23,7 @@ __all__ = [
     "named",
     "scaled_font",
     "scaled_font_of",
+    "scroll_bar_sheet",
     "system_scheme",
 ]
 
@@ -37,6 +38,10 @@ DARK_LIGHTNESS_THRESHOLD = 128
 SMALL_FONT_FACTOR = 0.88
 #: Radius of message bubbles, code blocks and banners, in px.
 RADIUS_PX = 8
+#: The width of a flat scroll bar (scroll_bar_sheet), its handle inset by SCROLL_HANDLE_INSET_PX.
+SCROLL_BAR_PX = 12
+SCROLL_HANDLE_INSET_PX = 2
+SCROLL_HANDLE_MIN_PX = 28
 
 
 class Palette(NamedTuple):
@@ -77,6 +82,8 @@ class Palette(NamedTuple):
     #: accent or selection colours, so they stay readable and visible on a selected row.
     match_bg: str
     match_text: str
+    #: A flat scroll bar's handle (scroll_bar_sheet), between the border and the muted text.
+    scroll_handle: str
 
     @property
     def is_dark(self) -> bool:
@@ -120,6 +127,7 @@ LIGHT = Palette(
     banner_info_border="#a9c7ee",
     match_bg="#ffe28a",
     match_text="#1f2328",
+    scroll_handle="#c3c8cf",
 )
 
 DARK = Palette(
@@ -151,6 +159,7 @@ DARK = Palette(
     banner_info_border="#3d5f88",
     match_bg="#7a6212",
     match_text="#f4f4f5",
+    scroll_handle="#4d5058",
 )
 
 _PALETTES: dict[Scheme, Palette] = {"light": LIGHT, "dark": DARK}
@@ -332,3 +341,25 @@ def scaled_font_of(font: QFont, factor: float) -> QFont:
     else:  # a pixel-sized font
         scaled.setPixelSize(max(1, round(scaled.pixelSize() * factor)))
     return scaled
+
+
+def scroll_bar_sheet(p: Palette, *, groove: str) -> str:
+    """Style-sheet rules for flat scroll bars: a rounded handle on ``groove``, no arrows.
+
+    For the scroll bars of the chat's panes (transcript, conversation list). Fusion's bar
+    paints a gradient groove, arrows and a bevelled handle, ~2 ms a paint for a window-high bar
+    (measured offscreen); these rules paint in ~0.03 ms. The transcript's bar repaints with
+    every frame while a reply streams (its range grows), so the difference is ~2 ms a frame.
+    """
+    radius = (SCROLL_BAR_PX - 2 * SCROLL_HANDLE_INSET_PX) // 2
+    return (
+        f"QScrollBar:vertical {{ background: {groove}; width: {SCROLL_BAR_PX}px; margin: 0; }}"
+        f"QScrollBar:horizontal {{ background: {groove}; height: {SCROLL_BAR_PX}px; margin: 0; }}"
+        f"QScrollBar::handle {{ background: {p.scroll_handle}; border-radius: {radius}px;"
+        f" margin: {SCROLL_HANDLE_INSET_PX}px; }}"
+        f"QScrollBar::handle:vertical {{ min-height: {SCROLL_HANDLE_MIN_PX}px; }}"
+        f"QScrollBar::handle:horizontal {{ min-width: {SCROLL_HANDLE_MIN_PX}px; }}"
+        f"QScrollBar::handle:hover, QScrollBar::handle:pressed {{ background: {p.muted}; }}"
+        "QScrollBar::add-line, QScrollBar::sub-line { width: 0; height: 0; border: none; }"
+        "QScrollBar::add-page, QScrollBar::sub-page { background: none; }"
+    )

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from flarechat.ui.shared.icons import icon
-from flarechat.ui.shared.theme import current_palette
+from flarechat.ui.shared.theme import current_palette, scroll_bar_sheet
 from flarechat.ui.sidebar.hits import (
     ID_ROLE,
     MESSAGE_ROLE,
@@ -199,7 +199,7 @@ class Sidebar(QWidget):
             f"QListWidget::item {{ padding: {ROW_PADDING_PX}px 6px; border-radius: 6px; }}"
             f"QListWidget::item:selected {{ background: {p.selection}; color: {p.text}; }}"
             f"QListWidget::item:hover:!selected {{ background: {p.alt_base}; }}"
-        )
+        ) + scroll_bar_sheet(p, groove=p.window)  # flat, as the transcript's
         for view in (self.conversations, self.results):
             view.setStyleSheet(sheet)
 
