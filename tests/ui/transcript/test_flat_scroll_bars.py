@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication, QScrollBar
 from pytestqt.qtbot import QtBot
 
@@ -21,17 +20,12 @@ MESSAGES = 40
 CONVERSATIONS = 80
 
 
-def _colours(bar: QScrollBar) -> set[str]:
+def _colours(bar: QScrollBar, rows: int | None = None) -> set[str]:
+    """The colours of the bar's pixels (of its first ``rows`` pixel rows: where Fusion draws
+    its up arrow)."""
     image = bar.grab().toImage()
-    return {
-        image.pixelColor(x, y).name() for x in range(image.width()) for y in range(image.height())
-    }
-
-
-def _top_rows(bar: QScrollBar, rows: int) -> set[str]:
-    """The colours of the bar's first ``rows`` pixel rows, where Fusion draws its up arrow."""
-    image = bar.grab().toImage()
-    return {image.pixelColor(x, y).name() for x in range(image.width()) for y in range(rows)}
+    height = image.height() if rows is None else rows
+    return {image.pixelColor(x, y).name() for x in range(image.width()) for y in range(height)}
 
 
 def _is_flat(bar: QScrollBar, palette: Palette, groove: str) -> bool:
@@ -39,7 +33,7 @@ def _is_flat(bar: QScrollBar, palette: Palette, groove: str) -> bool:
     return (
         palette.scroll_handle in _colours(bar)
         and bar.width() == SCROLL_BAR_PX
-        and _top_rows(bar, SCROLL_BAR_PX) <= {groove, QColor(palette.scroll_handle).name()}
+        and _colours(bar, rows=SCROLL_BAR_PX) <= {groove, palette.scroll_handle}
     )
 
 

@@ -182,7 +182,7 @@ def test_new_ids_are_random_uuids_as_uuid4_makes_them() -> None:
         assert parsed.version == 4
         assert parsed.variant == uuid.RFC_4122
         assert parsed.hex == made
-    # 122 random bits: every one of them varies across a few hundred ids
+    # 122 random bits: each of them is set in some id of a few hundred
     seen_ones = 0
     for made in (new_id() for _ in range(400)):
         seen_ones |= int(made, 16)

@@ -607,7 +607,8 @@ class MessageList(QWidget):
     def _restyle_bar(self) -> None:
         """A flat scroll bar on the messages' background: it repaints with every frame of a
         streaming reply (its range grows), and Fusion's costs ~2 ms a paint (theme)."""
-        self._bar.setStyleSheet(scroll_bar_sheet(current_palette(), groove=current_palette().base))
+        palette = current_palette()
+        self._bar.setStyleSheet(scroll_bar_sheet(palette, groove=palette.base))
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
