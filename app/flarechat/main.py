@@ -93,7 +93,11 @@ def _start_demo() -> DemoBackend:
 
 
 def _import_before_qt() -> None:
-    """Import the window's Qt-free modules while PySide6's import hook is not yet installed."""
+    """Import the window's Qt-free modules while PySide6's import hook is not yet installed;
+    asyncio first, without its TLS support (given back when the HTTP client is built)."""
+    from flarechat.ui.shared.deferred_tls import import_asyncio
+
+    import_asyncio()
     for name in QT_FREE_WINDOW_MODULES:
         importlib.import_module(name)
 

@@ -30,9 +30,13 @@ NETWORK_MODULES = ("httpcore", "h11", "anyio", "httpx_sse")
 
 
 def _build() -> WorkersAIClient:
-    """Import the network stack and build the client (blocking: run on a worker thread)."""
+    """Import the network stack and build the client (blocking: run on a worker thread);
+    asyncio gets its TLS support first (the window's start imported it without)."""
     import importlib
 
+    from flarechat.ui.shared.deferred_tls import give_tls
+
+    give_tls()
     from flarechat.api.client import WorkersAIClient
 
     for name in NETWORK_MODULES:

@@ -23,6 +23,9 @@ NOT_AT_FIRST_PAINT = (
     "httpcore",
     "httpx_sse",
     "truststore",
+    # asyncio's TLS support: OpenSSL's libraries, given to asyncio with the HTTP client
+    "ssl",
+    "_ssl",
     "flarechat.api.client",
     "keyring",
     "markdown_it",
