@@ -75,13 +75,17 @@ def test_asyncio_imports_without_ssl_and_gets_tls_back() -> None:
     assert result["ssl_loaded_after_import"] is False
     assert result["bound_before"] == [False, False, False]
     assert result["ready_before"] is False
-    name, is_ssl_error, text = result["before"]  # type: ignore[misc]
+    before = result["before"]
+    assert isinstance(before, list)
+    name, is_ssl_error, text = before
     assert (name, is_ssl_error) == ("RuntimeError", False)
     assert "ssl" in text.lower()
     assert result["bound_after"] == [True, True, True]
     assert result["again_errors"] is True
     assert result["ready_after"] is True
-    name, is_ssl_error, _text = result["after"]  # type: ignore[misc]
+    after = result["after"]
+    assert isinstance(after, list)
+    name, is_ssl_error, _text = after
     assert is_ssl_error, name  # the handshake ran and OpenSSL rejected the plain-HTTP answer
 
 
