@@ -96,6 +96,60 @@ def test_the_transcript_paces_while_a_reply_streams_and_stops_when_it_ends(
     assert "Streaming text." in view.body.plain_text()
 
 
+def test_finish_keeps_the_frames_paced_while_busy_then_paints_at_once(qtbot: QtBot) -> None:
+    window, label = window_with_label(qtbot)
+    pacer = PaintPacer(label, interval_ms=FRAME_MS)
+    paints = PaintCounter(label)
+    pacer.start()
+    busy = [True]
+    pacer.finish(lambda: busy[0])  # the reply ended; its Markdown still catches up
+    for n in range(12):  # catch-up steps, faster than frames: still one paint a frame
+        label.setText(f"step {n:02d}")
+        paint_now()
+        qtbot.wait(2)
+    qtbot.waitUntil(lambda: not pacer.is_holding())
+    assert pacer.is_pacing()
+    assert pacer.held >= 1
+    assert paints.count == pacer.frames
+    busy[0] = False
+    label.setText("caught up")  # the first frame after: paints, and the pacing ends
+    qtbot.waitUntil(lambda: not pacer.is_pacing())
+    paint_now()
+    assert window.grab().toImage() == _fresh_grab(qtbot, "caught up")
+
+
+def test_finish_when_nothing_is_busy_stops_at_once(qtbot: QtBot) -> None:
+    _window, label = window_with_label(qtbot)
+    pacer = PaintPacer(label, interval_ms=NEVER_MS)
+    pacer.start()
+    pacer.finish(lambda: False)
+    assert not pacer.is_pacing()
+    pacer.start()  # a new reply paces anew, not finishing the last one's catch-up
+    pacer.finish(lambda: True)
+    pacer.start()
+    label.setText("a frame of the new reply")
+    paint_now()
+    assert pacer.is_pacing()
+    pacer.stop()
+
+
+def test_the_transcript_paces_a_finished_reply_until_its_markdown_has_caught_up(
+    qtbot: QtBot, transcript: TranscriptView
+) -> None:
+    text = "".join(f"Paragraph {n} of a long reply, streamed fast.\n\n" for n in range(400))
+    transcript.begin_reply("a1", model=MODEL)
+    transcript.append_text("a1", text[:200])
+    transcript.flush()
+    transcript.finish_reply("a1", MessageData(id="a1", role="assistant", content=text, model=MODEL))
+    view = transcript.view_for("a1")
+    assert view is not None
+    assert view.is_rendering()  # ~19,000 characters: rendered a budget a loop turn
+    assert transcript.is_pacing_paints()
+    qtbot.waitUntil(lambda: not view.is_rendering(), timeout=10_000)
+    qtbot.waitUntil(lambda: not transcript.is_pacing_paints())
+    assert "Paragraph 399 of a long reply" in view.body.plain_text()
+
+
 # -- a frame and a settled Markdown step keep apart ---------------------------------------------
 
 SETTLED = "A settled paragraph of the reply.\n\n" * 20  # well over SPLIT_MIN_CHARS
@@ -117,6 +171,24 @@ def test_a_frame_waits_until_a_step_that_just_ended_is_a_few_ms_behind(qtbot: Qt
     assert pacer.frames == frames + 1
     assert ms_since_frame(label) < NEVER_MS
     pacer.stop()
+
+
+def test_steps_back_to_back_hold_a_frame_back_by_one_frame_at_most(qtbot: QtBot) -> None:
+    _window, label = window_with_label(qtbot)
+    pacer = PaintPacer(label, interval_ms=FRAME_MS)
+    pacer.start()
+    label.update()
+    paint_now()
+    frames = pacer.frames
+    for n in range(40):  # ~4 frames' time of steps with no gap after any of them
+        step_done()
+        label.setText(f"step {n}")
+        QApplication.processEvents()
+        qtbot.wait(2)
+        step_done()
+    assert pacer.frames > frames  # frames still came (at most a frame late), not none
+    pacer.stop()
+    qtbot.wait(FRAME_MS)  # the next test's first frame is not held by these steps
 
 
 def test_a_step_due_just_after_a_frame_of_its_window_waits_then_renders(qtbot: QtBot) -> None:

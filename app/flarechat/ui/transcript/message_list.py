@@ -190,6 +190,10 @@ class MessageList(QWidget):
     def view_for(self, message_id: str) -> MessageView | None:
         return self._views.get(message_id)
 
+    def live_views(self) -> list[MessageView]:
+        """The message widgets alive now, in no particular order."""
+        return list(self._views.values())
+
     def is_at_bottom(self) -> bool:
         return self._stick
 

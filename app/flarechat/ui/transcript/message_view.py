@@ -242,6 +242,10 @@ class MessageView(QFrame):
     def reasoning(self) -> ReasoningSection:
         return self._part("reasoning", ReasoningSection)
 
+    def is_rendering(self) -> bool:
+        """True while the body still renders text it was given, on following loop turns."""
+        return "body" in self._parts and self.body.is_rendering()
+
     def set_data(self, data: MessageData, *, note: str | None = None) -> None:
         """Show ``data`` completely (final render; code highlighted)."""
         self._data, self._note = data, note

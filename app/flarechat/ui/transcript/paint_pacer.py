@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 import weakref
+from collections.abc import Callable
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer
 from PySide6.QtWidgets import QWidget
@@ -60,7 +61,10 @@ class PaintPacer(QObject):
     window on the next turn: ~60 paints a second of text that grew by more than a screen each
     time, a quarter of the GUI thread's time on frames no one can see. Paced, an update request
     that comes sooner than a frame after the last paint is held back (Qt keeps gathering what
-    changed) and asked again when the frame is due. :meth:`stop` lets the next request through.
+    changed) and asked again when the frame is due. :meth:`stop` lets the next request through;
+    :meth:`finish` keeps pacing while a reply that ended still renders what it received (each
+    catch-up step of its Markdown would otherwise be a paint of its own, ~40 for a fast reply),
+    and lets the first request after that through at once.
 
     ``frames`` counts the paint passes let through and ``held`` the requests held back (tests).
     """
@@ -71,6 +75,8 @@ class PaintPacer(QObject):
         self._window: QWidget | None = None
         self._interval = interval_ms / 1000
         self._last_frame = 0.0
+        self._held_since: float | None = None  # when the frame now held was first asked for
+        self._busy: Callable[[], bool] | None = None
         self._due = QTimer(self)
         self._due.setSingleShot(True)
         self._due.timeout.connect(self._request)
@@ -86,13 +92,24 @@ class PaintPacer(QObject):
 
     def start(self) -> None:
         """Pace the widget's window from now on (if not already)."""
+        self._busy = None
         if self._window is not None:
             return
         self._window = self._widget.window()
         self._window.installEventFilter(self)
 
+    def finish(self, busy: Callable[[], bool]) -> None:
+        """Stop pacing once ``busy()`` is false (now, if it already is); until then frames
+        stay paced, and the first update request that finds it false paints at once."""
+        if self._window is None or not busy():
+            self.stop()
+            return
+        self._busy = busy
+
     def stop(self) -> None:
         """Stop pacing; a paint held back is asked for now."""
+        self._busy = None
+        self._held_since = None
         window, self._window = self._window, None
         if window is None:
             return
@@ -105,17 +122,27 @@ class PaintPacer(QObject):
         window = self._window
         if window is None or watched is not window or event.type() != QEvent.Type.UpdateRequest:
             return False
+        if self._busy is not None and not self._busy():
+            self._due.stop()  # this request paints what a held one would have
+            self.stop()
+            return False
         now = time.monotonic()
-        wait = max(
-            self._last_frame + self._interval - now,
-            _Clock.step_at + FRAME_AFTER_STEP_MS / 1000 - now,
-        )
+        frame_due = self._last_frame + self._interval
+        after_step = _Clock.step_at + FRAME_AFTER_STEP_MS / 1000
+        if self._held_since is not None:
+            # Steps back to back (a reply's Markdown catching up) leave no gap after any of
+            # them: a frame held already waits for one no longer than a frame more.
+            after_step = min(after_step, max(frame_due, self._held_since) + self._interval)
+        wait = max(frame_due, after_step) - now
         if wait <= 0:
+            self._held_since = None
             self._last_frame = _Clock.frame_at = now
             _Clock.frame_window = weakref.ref(window)
             self.frames += 1
             return False
         self.held += 1
+        if self._held_since is None:
+            self._held_since = now
         if not self._due.isActive():
             self._due.start(max(1, round(wait * 1000)))
         return True  # Qt's dirty region stays; the frame's request paints it

@@ -268,19 +268,20 @@ class TranscriptView(QWidget):
         self._close_stream(message_id)
         self._notes.pop(message_id, None)
         self._store(view)
+        self._end_pacing()
 
     def set_status(self, message_id: str, status: str, note: str | None = None) -> None:
         """End a reply early ("stopped"/"interrupted"/"failed"), keeping its partial text."""
         self._settle()
         stream = self._close_stream(message_id)
         position = self._list.position(message_id)
-        if position is None:
-            return
-        data = self._list.item(position)
-        if stream is not None:
-            data = replace(data, content=stream.content, reasoning=stream.reasoning)
-        self._notes[message_id] = note
-        self._store(replace(data, status=status))
+        if position is not None:
+            data = self._list.item(position)
+            if stream is not None:
+                data = replace(data, content=stream.content, reasoning=stream.reasoning)
+            self._notes[message_id] = note
+            self._store(replace(data, status=status))
+        self._end_pacing()
 
     def update_message(self, view: MessageData) -> None:
         """Replace a message's data (an open reply keeps streaming from ``view.content``)."""
@@ -293,6 +294,7 @@ class TranscriptView(QWidget):
         elif stream is not None:
             self._close_stream(view.id)
         self._store(view)
+        self._end_pacing()
 
     def set_siblings(self, message_id: str, index: int, count: int) -> None:
         """Show < index+1/count > on a message (``index`` is 0-based)."""
@@ -315,6 +317,7 @@ class TranscriptView(QWidget):
             self._close_stream(message_id)
             self._notes.pop(message_id, None)
         self._list.truncate(position)
+        self._end_pacing()
 
     # -- streaming -------------------------------------------------------------------------------
 
@@ -359,9 +362,18 @@ class TranscriptView(QWidget):
         stream = self._streams.pop(message_id, None)
         if stream is not None:
             stream.drain()
-        if not self._streams and self._pacer is not None:
-            self._pacer.stop()
         return stream
+
+    def _end_pacing(self) -> None:
+        """No reply streams any more: frames stay paced until the replies' Markdown has
+        caught up with what they received (PaintPacer.finish), then paint at once."""
+        if not self._streams and self._pacer is not None:
+            self._pacer.finish(self._rendering)
+
+    def _rendering(self) -> bool:
+        """Whether a live reply is still rendering text it received (its final Markdown
+        catching up on following loop turns)."""
+        return any(view.is_rendering() for view in self._list.live_views())
 
     def _paced(self) -> PaintPacer:
         """The transcript's paint pacer: while replies stream, one paint per flush interval."""
