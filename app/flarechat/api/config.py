@@ -6,11 +6,14 @@ import base64
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from flarechat.api.models import ModelInfo
-from flarechat.api.schema import ModelSchema
-from flarechat.api.tools import ToolCall, ToolChoice, ToolSpec
+# Named in field annotations only: a request's tools and schema are not what the window's first
+# paint needs (their four value classes cost start-up, issue #12); whoever builds them imports them.
+if TYPE_CHECKING:
+    from flarechat.api.models import ModelInfo
+    from flarechat.api.schema import ModelSchema
+    from flarechat.api.tools import ToolCall, ToolChoice, ToolSpec
 
 __all__ = [
     "DEFAULT_API_BASE",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from flarechat.api.config import (
     DEFAULT_API_BASE,
@@ -27,15 +27,19 @@ from flarechat.api.config import (
     SamplingParams,
     Secret,
 )
-from flarechat.api.models import ModelInfo
-from flarechat.api.schema import ModelSchema
-from flarechat.api.tools import ToolCall, ToolChoice, ToolSpec
 from flarechat.core.conversation import Attachment, Message
 from flarechat.settings import secrets
 from flarechat.settings.gateway_options import GatewayPrefs
 from flarechat.settings.resolve import ENV_API_TOKEN, resolve
 from flarechat.settings.schema import Settings
 from flarechat.settings.store import SettingsStore
+
+# A request's tools and schema are built when a request is, not for the window's first paint
+# (their four value classes cost start-up, issue #12).
+if TYPE_CHECKING:
+    from flarechat.api.models import ModelInfo
+    from flarechat.api.schema import ModelSchema
+    from flarechat.api.tools import ToolCall, ToolChoice, ToolSpec
 
 __all__ = [
     "CAPABILITY_KEYS",
@@ -230,6 +234,8 @@ def _response_format(value: object) -> ResponseFormat | None:
 
 
 def _tool(value: object) -> ToolSpec:
+    from flarechat.api.tools import ToolSpec
+
     name = value.get("name") if isinstance(value, Mapping) else None
     if not isinstance(value, Mapping) or not isinstance(name, str) or not name.strip():
         raise ConfigurationError(["Every tool needs a name."])
@@ -245,6 +251,8 @@ def _tool(value: object) -> ToolSpec:
 
 
 def _tool_choice(value: object) -> ToolChoice | None:
+    from flarechat.api.tools import ToolChoice
+
     if value is None:
         return None
     if isinstance(value, str) and value in _TOOL_CHOICE_MODES:
@@ -291,6 +299,8 @@ def _image(attachment: Attachment) -> ImagePart:
 
 
 def _calls(message: Message) -> tuple[ToolCall, ...]:
+    from flarechat.api.tools import ToolCall
+
     calls = []
     for call in message.tool_calls:
         call_id, name = call.get("id"), call.get("name")

@@ -68,6 +68,9 @@ NOT_AT_FIRST_PAINT = (
     "flarechat.ui.control.capabilities",
     "flarechat.ui.control.status_line",
     "flarechat.ui.control.viewing",
+    # a request's tools and output schema: built with a request, not for the first frame
+    "flarechat.api.tools",
+    "flarechat.api.schema",
 )
 
 
