@@ -27,10 +27,15 @@ MODEL = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
 
 
 def window_with_label(qtbot: QtBot) -> tuple[QWidget, QLabel]:
+    """A shown window whose label has had its first paint (an expose's paint comes without an
+    update request: on a busy machine it could land inside a test's counting)."""
     window = QWidget()
     label = QLabel("first", window)
     QVBoxLayout(window).addWidget(label)
-    return shown(qtbot, window, size=(300, 100)), label
+    first = PaintCounter(label)
+    shown(qtbot, window, size=(300, 100))
+    qtbot.waitUntil(lambda: first.count >= 1)
+    return window, label
 
 
 def paint_now() -> None:
