@@ -93,15 +93,20 @@ class GuiOptions:
     retry_policy_factory: Callable[[], RetryPolicy] = RetryPolicy
 
 
-def _application() -> QApplication:
+def _application() -> tuple[QApplication, bool]:
+    """The application (made here, with Fusion chosen on its command line, unless one
+    exists), and whether it was made here."""
     existing = QApplication.instance()
-    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
+    if isinstance(existing, QApplication):
+        app, made = existing, False
+    else:
+        app, made = QApplication([*sys.argv[:1], *theme.STYLE_ARGUMENTS]), True
     app.setApplicationName(APP_ID)
     app.setOrganizationName(APP_ID)
     app.setApplicationDisplayName(APP_DISPLAY_NAME)
     app.setDesktopFileName(APP_ID)
     app.setQuitOnLastWindowClosed(False)  # _run decides when the loop ends
-    return app
+    return app, made
 
 
 def _preload(names: tuple[str, ...] = PRELOADED_MODULES) -> None:
@@ -155,9 +160,9 @@ def _after_first_paint() -> None:
 
 def run_gui(options: GuiOptions) -> int:
     """Open the window and run until it is closed; returns the exit code."""
-    app = _application()
+    app, made = _application()
     app.setWindowIcon(icon(APP_ICON, role="accent"))
-    theme.apply_theme(app, options.scheme)
+    theme.apply_theme(app, options.scheme, styled=made)
     with asyncio.Runner(loop_factory=lambda: FlareEventLoop(app)) as runner:
         return runner.run(_run(options))
 

@@ -168,6 +168,56 @@ def test_qt_free_modules_are_imported_before_pyside(tmp_path: Path) -> None:
     assert len(after_pyside) <= MAX_MODULES_AFTER_PYSIDE, after_pyside
 
 
+#: Records, when the window's own first-paint hook runs (``ui.app._after_first_paint``, where
+#: the bench takes its timestamp), whether Python has made the QStyle class yet, then the style
+#: the window paints with; then closes the window. No application-wide event filter: every
+#: event it saw would be wrapped for Python, the style's own among them (making QStyle).
+PROBE_STYLE = """
+import importlib.abc, importlib.util, json, sys
+
+class PatchApp(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name != "flarechat.ui.app":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            painted = module._after_first_paint
+
+            def record():
+                widgets = sys.modules["PySide6.QtWidgets"]
+                made = "QStyle" in vars(widgets)
+                app = widgets.QApplication.instance()
+                with open(sys.argv[1], "w", encoding="utf-8") as out:
+                    json.dump([made, app.style().name()], out)
+                painted()
+                for window in app.topLevelWidgets():
+                    if isinstance(window, widgets.QMainWindow):
+                        module.QTimer.singleShot(0, window.close)
+
+            module._after_first_paint = record
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+sys.meta_path.insert(0, PatchApp())
+from flarechat.main import main
+sys.exit(main([]))
+"""
+
+
+def test_the_first_paint_is_fusion_without_python_touching_qstyle(tmp_path: Path) -> None:
+    """The window paints with Fusion, chosen on the application's command line, and nothing
+    before its first paint uses QStyle from Python: the class's first use makes its eleven
+    enum classes (~8 ms of start-up)."""
+    made_qstyle, style = run_probe(tmp_path, PROBE_STYLE)
+    assert made_qstyle is False
+    assert style.lower() == "fusion"
+
+
 #: Like ``at_first_paint``, but records ``sys.modules`` a few loop turns after the first paint:
 #: the window's post-paint steps (each a zero timer queued by then) have run.
 PROBE_AFTER_PAINT = """

@@ -17,7 +17,7 @@ from PySide6.QtCore import (
     Qt,
 )
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
-from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
+from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from flarechat.api.models import ModelInfo
 from flarechat.ui.shared.item_rows import bold, draw_bare_row
@@ -320,6 +320,10 @@ class _RowPainter:
         self.base_font: QFont = opt.font
         rect: QRect = opt.rect
         self.rect = rect.adjusted(ROW_PADDING_H, ROW_PADDING_V, -ROW_PADDING_H, -ROW_PADDING_V)
+        # Here, not at import: the picker's button is on the first frame, its list is not,
+        # and QStyle's first use makes its eleven enum classes (~8 ms, issue #12).
+        from PySide6.QtWidgets import QStyle
+
         self.selected = bool(opt.state & QStyle.StateFlag.State_Selected)
         role = QPalette.ColorRole.HighlightedText if self.selected else QPalette.ColorRole.Text
         self.text = self.palette.color(role)

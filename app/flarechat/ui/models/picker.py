@@ -6,17 +6,9 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QPoint, QRect, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QFont, QFontMetrics, QPaintEvent
-from PySide6.QtWidgets import (
-    QHBoxLayout,
-    QPushButton,
-    QSizePolicy,
-    QStyle,
-    QStyleOptionButton,
-    QStylePainter,
-    QWidget,
-)
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPaintEvent, QPolygonF
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSizePolicy, QWidget
 
 from flarechat.api.models import ModelInfo
 from flarechat.ui.models.listing import (
@@ -43,6 +35,8 @@ BUTTON_PAD_H = 10
 BUTTON_GAP = 8
 BUTTON_MIN_HEIGHT = 30
 ARROW_SIZE = 10
+#: Fusion's arrow indicator: its largest size and its alpha over the text colour.
+ARROW_MAX_W, ARROW_MAX_H, ARROW_ALPHA = 14, 8, 160
 #: Extra px so fractional glyph advances never make a name that fits elide.
 TEXT_SLACK = 2
 NAME_MAX_CHARS = 44  # long enough for every current catalogue id; longer ones elide
@@ -61,6 +55,27 @@ def format_age(seconds: float) -> str:
         return f"{int(seconds // _HOUR)} h ago"
     days = int(seconds // _DAY)
     return f"{days} day ago" if days == 1 else f"{days} days ago"
+
+
+def _paint_down_arrow(painter: QPainter, rect: QRect, text_colour: QColor) -> None:
+    """A filled down-pointing triangle centred in ``rect``, as Fusion's arrow indicator: at
+    most ARROW_MAX_W px wide and ARROW_MAX_H px tall in that ratio, in the text's colour
+    at ARROW_ALPHA."""
+    size = min(ARROW_MAX_H, ARROW_MAX_W, rect.width(), rect.height())
+    box = QRectF(0, 0, size, ARROW_MAX_H * size // ARROW_MAX_W)
+    box.moveTo(
+        rect.x() + (rect.width() - box.width()) / 2.0,
+        rect.y() + (rect.height() - box.height()) / 2.0,
+    )
+    colour = QColor(text_colour)
+    colour.setAlpha(ARROW_ALPHA)
+    painter.save()
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(colour)
+    painter.drawPolygon(
+        QPolygonF([box.topLeft(), box.topRight(), QPointF(box.center().x(), box.bottom())])
+    )
+    painter.restore()
 
 
 class _PickerButton(QPushButton):
@@ -102,21 +117,25 @@ class _PickerButton(QPushButton):
     def minimumSizeHint(self) -> QSize:
         return QSize(2 * BUTTON_PAD_H + 6 * ARROW_SIZE, self.sizeHint().height())
 
-    def paintEvent(self, event: QPaintEvent) -> None:
-        painter = QStylePainter(self)
-        option = QStyleOptionButton()
-        self.initStyleOption(option)
-        option.text = ""
-        painter.drawControl(QStyle.ControlElement.CE_PushButton, option)
-        painter.setRenderHint(QStylePainter.RenderHint.Antialiasing)
+    def arrow_rect(self) -> QRect:
+        """Where the drop-down arrow goes: at the right of the padded inside."""
         inner = self.rect().adjusted(BUTTON_PAD_H, 0, -BUTTON_PAD_H, 0)
-        arrow = QRect(
-            inner.right() - ARROW_SIZE, inner.center().y() - ARROW_SIZE // 2, ARROW_SIZE, ARROW_SIZE
-        )
-        arrow_opt = QStyleOptionButton()
-        arrow_opt.initFrom(self)
-        arrow_opt.rect = arrow
-        painter.drawPrimitive(QStyle.PrimitiveElement.PE_IndicatorArrowDown, arrow_opt)
+        top = inner.center().y() - ARROW_SIZE // 2
+        return QRect(inner.right() - ARROW_SIZE, top, ARROW_SIZE, ARROW_SIZE)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        # The button's own paint (it has no text: the name is painted below), then an arrow
+        # as Fusion draws one: QStyle and its options are not touched from Python, whose
+        # first use makes QStyle's eleven enum classes (~8 ms before the first paint, #12).
+        super().paintEvent(event)
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        _paint_down_arrow(painter, self.arrow_rect(), self.palette().color(self.foregroundRole()))
+        self.paint_label(painter)
+
+    def paint_label(self, painter: QPainter) -> None:
+        """The model's name, bold, and its badges where they fit, left of the arrow."""
+        inner = self.rect().adjusted(BUTTON_PAD_H, 0, -BUTTON_PAD_H, 0)
         room = inner.width() - ARROW_SIZE - BUTTON_GAP
         badge_w = badges_width(self._badges, self.font()) + BUTTON_GAP if self._badges else 0
         bold = self._bold()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex
 from PySide6.QtGui import QFont, QPainter
-from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
+from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 
 __all__ = ["bold", "draw_bare_row"]
 
@@ -27,6 +27,10 @@ def draw_bare_row(
     """Draw the row as the style would with its text left out (the delegate paints the text);
     ``panel_only`` draws just the background panel (no focus frame). Returns the option used.
     """
+    # Here, not at import: the class's first use makes QStyle's eleven enum classes, ~8 ms
+    # that the window's first paint (no rows yet) would pay (issue #12).
+    from PySide6.QtWidgets import QStyle
+
     styled = QStyleOptionViewItem(option)
     delegate.initStyleOption(styled, index)
     styled.text = ""

@@ -32,6 +32,10 @@ W = TypeVar("W", bound=QWidget)
 
 #: Qt style every platform gets: consistent metrics, and it honours our palette fully.
 STYLE_NAME = "Fusion"
+#: QApplication's own command-line option for it, for an application made by Flarechat: the
+#: style is then chosen without Python touching QStyle, whose first use makes its eleven
+#: enum classes (~8 ms before the first paint, issue #12).
+STYLE_ARGUMENTS = ("-style", STYLE_NAME)
 #: Window colours darker than this lightness (0-255) count as a dark scheme.
 DARK_LIGHTNESS_THRESHOLD = 128
 #: Size of small print (metadata lines, hints) relative to the body font.
@@ -194,13 +198,16 @@ def current_palette() -> Palette:
     return _PALETTES[system_scheme()]
 
 
-def apply_theme(app: QApplication, scheme: Scheme | None = None) -> Palette:
-    """Install Fusion and the palette; ``scheme=None`` follows the system scheme live."""
+def apply_theme(
+    app: QApplication, scheme: Scheme | None = None, *, styled: bool = False
+) -> Palette:
+    """Install Fusion and the palette; ``scheme=None`` follows the system scheme live.
+    ``styled``: ``app`` was made with STYLE_ARGUMENTS, so it has Fusion already."""
     _ThemeState.override = scheme
     if not _ThemeState.following_system:
         app.styleHints().colorSchemeChanged.connect(follow_system_scheme)
         _ThemeState.following_system = True
-    if app.style().name().lower() != STYLE_NAME.lower():
+    if not styled and app.style().name().lower() != STYLE_NAME.lower():
         app.setStyle(STYLE_NAME)
     palette = _PALETTES[scheme or system_scheme()]
     _install(app, palette)
