@@ -117,9 +117,13 @@ class _PickerButton(QPushButton):
     def minimumSizeHint(self) -> QSize:
         return QSize(2 * BUTTON_PAD_H + 6 * ARROW_SIZE, self.sizeHint().height())
 
+    def _inner(self) -> QRect:
+        """The button's inside, padded left and right: the label and the arrow go in it."""
+        return self.rect().adjusted(BUTTON_PAD_H, 0, -BUTTON_PAD_H, 0)
+
     def arrow_rect(self) -> QRect:
         """Where the drop-down arrow goes: at the right of the padded inside."""
-        inner = self.rect().adjusted(BUTTON_PAD_H, 0, -BUTTON_PAD_H, 0)
+        inner = self._inner()
         top = inner.center().y() - ARROW_SIZE // 2
         return QRect(inner.right() - ARROW_SIZE, top, ARROW_SIZE, ARROW_SIZE)
 
@@ -135,7 +139,7 @@ class _PickerButton(QPushButton):
 
     def paint_label(self, painter: QPainter) -> None:
         """The model's name, bold, and its badges where they fit, left of the arrow."""
-        inner = self.rect().adjusted(BUTTON_PAD_H, 0, -BUTTON_PAD_H, 0)
+        inner = self._inner()
         room = inner.width() - ARROW_SIZE - BUTTON_GAP
         badge_w = badges_width(self._badges, self.font()) + BUTTON_GAP if self._badges else 0
         bold = self._bold()
