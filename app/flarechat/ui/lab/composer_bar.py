@@ -106,7 +106,7 @@ class LabBar(QWidget):
         text = self.composer.text()
         self.form.set_variables(variables(text), self.lab.remembered_values(text))
         use, level = self.lab.context(self.send_text(text, check=False) or text)
-        self.context_meter.show_use(use, level)
+        self.context_meter.show_use(use, level, model=self.lab.current_model())
 
     def send_text(self, text: str, *, check: bool = True) -> str | None:
         """``text`` with the form's values filled in; None (and the first blank field

@@ -401,6 +401,10 @@ class LabController(QObject):
             return False
         return True
 
+    def current_model(self) -> str:
+        """The model of the chat on screen (the chat controller's one current model)."""
+        return self.chat.current_model()
+
     def context(self, draft: str) -> tuple[meters.ContextUse, meters.ContextLevel]:
         """How full the model's context window is with the chat on screen and ``draft``."""
         tree = self.chat.current_tree()

@@ -140,9 +140,12 @@ class ContextMeter(QLabel):
         self.setObjectName("contextMeter")
         self.setAccessibleName("Context window")
         self.level = ContextLevel.UNKNOWN
+        #: The model whose window is counted (short name, as the picker shows it).
+        self.model = ""
 
-    def show_use(self, use: ContextUse, level: ContextLevel) -> None:
+    def show_use(self, use: ContextUse, level: ContextLevel, *, model: str = "") -> None:
         self.level = level
+        self.model = model.rsplit("/", 1)[-1]
         self.setText(meters.context_text(use))
         colour = (
             current_palette().muted
@@ -151,6 +154,9 @@ class ContextMeter(QLabel):
         )
         self.setStyleSheet(f"color: {colour};")
         parts = [p for p in (CONTEXT_TIPS[level], ESTIMATE_TIP) if p]
+        if self.model:
+            window = f"{use.window:,}-token" if use.window else "an unknown"
+            parts.insert(0, f"{self.model} has {window} context window.")
         if use.draft:
             parts.insert(0, f"This message: about {figures.format_count(use.draft)} tokens.")
         self.setToolTip("\n\n".join(parts))
