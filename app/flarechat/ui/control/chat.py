@@ -110,6 +110,8 @@ class ChatController(QObject):
         busy_changed(bool): whether a reply runs in the current conversation.
         model_changed(str): the current conversation's model changed (``model``: the one
             place every widget that names it reads it from).
+        options_changed(): the current conversation's system prompt or parameters changed
+            (the context meter and the active-options chips follow).
         metrics_changed(str): the status bar's metrics line.
         composer_text_requested(str): put this text in the composer (edit flows).
         editing_changed(bool): whether the next send replaces an earlier message (a branch).
@@ -141,6 +143,7 @@ class ChatController(QObject):
     retry_cleared = Signal(str)
     busy_changed = Signal(bool)
     model_changed = Signal(str)
+    options_changed = Signal()
     metrics_changed = Signal(str)
     composer_text_requested = Signal(str)
     editing_changed = Signal(bool)
@@ -369,6 +372,7 @@ class ChatController(QObject):
     def set_options(self, system_prompt: str, params: dict[str, Any]) -> None:
         if self.session is not None:
             self.session.set_options(system_prompt, params)
+            self.options_changed.emit()
 
     @_once_started
     def set_models(self, models: Sequence[ModelInfo], *_: object) -> None:

@@ -19,6 +19,11 @@ GAUGE_HEIGHT_PX = 10
 #: Qt timers take int milliseconds; wake at least this often to re-check the UTC day.
 MAX_TIMER_MS = 3_600_000
 _MS = 1000
+#: Said after the count when a send would not fit: the colour alone is easy to miss.
+CONTEXT_WARNINGS = {
+    ContextLevel.TIGHT: "little room for the reply",
+    ContextLevel.OVER: "too long for this model",
+}
 CONTEXT_TIPS = {
     ContextLevel.UNKNOWN: "The catalogue does not say how large this model's context is.",
     ContextLevel.OK: "",
@@ -146,7 +151,9 @@ class ContextMeter(QLabel):
     def show_use(self, use: ContextUse, level: ContextLevel, *, model: str = "") -> None:
         self.level = level
         self.model = model.rsplit("/", 1)[-1]
-        self.setText(meters.context_text(use))
+        warning = CONTEXT_WARNINGS.get(level)
+        text = meters.context_text(use)
+        self.setText(f"{text}{figures.SEPARATOR}{warning}" if warning else text)
         colour = (
             current_palette().muted
             if level in (ContextLevel.OK, ContextLevel.UNKNOWN)
