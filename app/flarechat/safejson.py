@@ -20,7 +20,15 @@ import json
 import re
 from typing import Any
 
-__all__ = ["MAX_CHARS", "MAX_DEPTH", "JSONInputError", "loads", "scrub_surrogates"]
+__all__ = [
+    "MAX_CHARS",
+    "MAX_DEPTH",
+    "JSONInputError",
+    "JSONTooDeep",
+    "JSONTooLarge",
+    "loads",
+    "scrub_surrogates",
+]
 
 #: Deeper than any schema, tool call or envelope a real server or user writes, and shallow
 #: enough that a value can be walked recursively (redaction, jsonschema, the store's codec).
@@ -47,6 +55,14 @@ class JSONInputError(json.JSONDecodeError):
     Python will not convert. ``msg``, ``lineno`` and ``colno`` say what and where."""
 
 
+class JSONTooDeep(JSONInputError):
+    """Arrays and objects nested deeper than the limit (``pos`` is the first one too deep)."""
+
+
+class JSONTooLarge(JSONInputError):
+    """Text longer than the limit: refused before any of it is parsed."""
+
+
 def loads(
     text: str | bytes | bytearray,
     *,
@@ -60,7 +76,7 @@ def loads(
     as UTF-8, an undecodable byte becoming U+FFFD. A lone surrogate escape reads as U+FFFD.
     """
     if len(text) > max_chars:
-        raise JSONInputError(f"longer than {max_chars:,} characters", "", 0)
+        raise JSONTooLarge(f"longer than {max_chars:,} characters", "", 0)
     if not isinstance(text, str):
         text = bytes(text).decode("utf-8", errors="replace").removeprefix("\ufeff")
     _check_depth(text, max_depth)
@@ -104,9 +120,7 @@ def _check_depth(text: str, max_depth: int) -> None:
         if token in _OPENERS:
             depth += 1
             if depth > max_depth:
-                raise JSONInputError(
-                    f"nested more than {max_depth} levels deep", text, match.start()
-                )
+                raise JSONTooDeep(f"nested more than {max_depth} levels deep", text, match.start())
         elif depth:
             depth -= 1
 

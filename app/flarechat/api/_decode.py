@@ -7,6 +7,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from flarechat import safejson
 from flarechat.api import _messages as msg
 from flarechat.api._errors_map import classify_payload
 from flarechat.api._redact import redact
@@ -26,7 +27,6 @@ _DEFAULT_FINISH = "stop"
 _TOOL_CALLS_FINISH = "tool_calls"
 #: A streamed chunk with only these keys is plain text (see :func:`_plain_text`).
 _PLAIN_KEYS = frozenset({"response", "tool_calls", "p"})
-_JSON = json.JSONDecoder()
 
 
 class ReplyDecoder:
@@ -98,10 +98,10 @@ class ReplyDecoder:
             self.done = True
             return None
         try:
-            chunk, end = _JSON.raw_decode(data)  # as json.loads, less its wrapping: hot
+            chunk = safejson.loads(data)  # bounded: a chunk 100,000 levels deep is junk too
         except ValueError:
-            chunk = end = None
-        if end != len(data) or not isinstance(chunk, Mapping):
+            chunk = None
+        if not isinstance(chunk, Mapping):
             self.malformed_chunks += 1
             snippet = redact(data, self._secrets)[:_LOG_SNIPPET]
             logger.warning("Skipped a malformed stream chunk: %s", snippet)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import codecs
 import dataclasses
-import json
 import logging
 import ssl
 import sys
@@ -22,7 +21,7 @@ from httpx_sse import ServerSentEvent
 # Private module, pinned to 0.4.3 <= v < 0.5 in pyproject: the decoders aiter_sse itself runs.
 from httpx_sse._decoders import SSEDecoder, SSELineDecoder
 
-from flarechat import __version__
+from flarechat import __version__, safejson
 from flarechat.api import _messages as msg
 from flarechat.api._catalogue import (
     MAX_PAGES,
@@ -557,7 +556,7 @@ def _expect_json(response: httpx.Response, call: _Call) -> Mapping[str, Any]:
     if _is_html(response) or response.content.lstrip()[:1] == b"<":
         raise web_page(response.text, status=response.status_code, secrets=call.secrets)
     try:
-        payload = json.loads(response.content)
+        payload = safejson.loads(response.content)
     except ValueError:
         payload = None
     if not isinstance(payload, Mapping):
@@ -568,7 +567,7 @@ def _expect_json(response: httpx.Response, call: _Call) -> Mapping[str, Any]:
 
 def _json_or_empty(response: httpx.Response) -> Mapping[str, Any]:
     try:
-        payload = json.loads(response.content)
+        payload = safejson.loads(response.content)
     except ValueError:
         return {}
     return payload if isinstance(payload, Mapping) else {}

@@ -1,0 +1,147 @@
+"""Issue 25, hostile JSON and hostile text on the command line: a server (or a file) that nests
+JSON 100,000 deep, sends lone surrogates, echoes the token in encodings, puts terminal escapes
+in model names or keeps a stream alive with comments only. Each ends cleanly, says what
+happened, prints nothing raw and leaks no token.
+
+Case names start with the item they cover (``item10-…``) so the fault count reads per item."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from leaks import assert_no_secret
+
+from flarechat.api.retry import RetryPolicy
+from flarechat.emulator import DEMO_ACCOUNT_ID
+from flarechat.emulator.app import CONTROL_PATH
+from flarechat.emulator.guard import CONTROL_HEADER
+from flarechat.emulator.server import EmulatorServer
+from support.hostile import HostileServer, answer, http_head
+
+TOKEN = "tok-faults-json-5c81e07d2a"
+FAST = RetryPolicy(base_delay=0.0, max_delay=0.0, retry_after_cap=1.0)
+DEEP = 100_000
+STREAM_HEAD = {"content-type": "text/event-stream", "connection": "close"}
+#: Short enough that a stall fires at once; long enough that the pings come inside it.
+IDLE = 0.5
+PING_EVERY = 0.05
+
+Ask = Callable[..., tuple[int, str, str]]
+
+
+def _json_reply(body: bytes, *, status: int = 200) -> bytes:
+    head = {"content-type": "application/json", "content-length": str(len(body))}
+    return http_head(status, head) + body
+
+
+def _sse(*payloads: bytes) -> bytes:
+    return http_head(200, STREAM_HEAD) + b"".join(b"data: " + p + b"\n\n" for p in payloads)
+
+
+def _deep(opener: bytes = b"[", closer: bytes = b"]", *, depth: int = DEEP) -> bytes:
+    return opener * depth + b"1" + closer * depth
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, isolated_profile: Path) -> Iterator[Ask]:
+    """``run(capsys, server, *argv)``: ``flarechat`` in-process against ``server``."""
+    monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", DEMO_ACCOUNT_ID)
+    monkeypatch.setenv("CLOUDFLARE_API_TOKEN", TOKEN)
+    from flarechat import cli as command
+
+    outputs: list[str] = []
+
+    def run(
+        capsys: pytest.CaptureFixture[str], server: HostileServer, *argv: str
+    ) -> tuple[int, str, str]:
+        monkeypatch.setenv("FLARECHAT_API_BASE", server.api_base)
+        code = command.main(list(argv), retry_policy=FAST)
+        captured = capsys.readouterr()
+        outputs.extend((captured.out, captured.err))
+        assert "Traceback" not in captured.err
+        return code, captured.out, captured.err
+
+    yield run
+    assert_no_secret(TOKEN, paths=[isolated_profile], texts=outputs)
+
+
+# -- item 7 and 10: JSON nested 100,000 deep -------------------------------------------------
+
+
+def test_item7_a_stream_chunk_nested_100000_deep_is_skipped_and_the_reply_ends(
+    cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = _sse(b'{"response": "Hello"}', _deep(), b'{"response": " there"}', b"[DONE]")
+    with HostileServer(answer(data)) as server:
+        code, out, err = cli(capsys, server, "ask", "Hi?")
+    assert code == 0, err
+    assert out == "Hello there\n"
+
+
+def test_item7_a_reply_body_nested_100000_deep_ends_the_reply_with_a_message(
+    cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = b'{"result": ' + _deep(b'{"a":', b"}") + b"}"
+    with HostileServer(answer(_json_reply(body))) as server:
+        code, out, err = cli(capsys, server, "ask", "--json", "Hi?")
+    assert code != 0
+    assert json.loads(out)["status"] == "failed"
+    assert "could not be read" in err or "unreadable" in err.lower() or "not" in err
+
+
+def test_item10_a_catalogue_nested_100000_deep_is_an_unreadable_reply(
+    cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = b'{"success": true, "result": ' + _deep() + b"}"
+    with HostileServer(answer(_json_reply(body))) as server:
+        code, out, err = cli(capsys, server, "models")
+    assert code != 0
+    assert out == ""
+    assert err.startswith("flarechat: ")
+
+
+@pytest.mark.parametrize("flag", ["--json-schema", "--tools"])
+def test_item10_a_file_nested_100000_deep_is_refused_saying_so(
+    flag: str, cli: Ask, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "deep.json"
+    # 5,000 deep: under the 1 MB a file may have, and far past the C stack's recursion guard.
+    path.write_bytes(_deep(b'{"type": "object", "properties": {"a": ', b"}}", depth=5000))
+    with HostileServer(answer(b"")) as server:
+        code, _out, err = cli(capsys, server, "ask", flag, str(path), "Hi?")
+        assert server.connections == 0, "nothing is sent for a refused file"
+    assert code == 2, err
+    assert "nested more than 64 levels deep" in err
+    assert str(path) in err
+
+
+# -- item 11: a lone surrogate in a tool call's arguments ------------------------------------
+
+
+def test_item11_ask_json_with_a_lone_surrogate_tool_call_prints_a_record(
+    cli: Ask, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([{"name": "look", "description": "Looks."}]), encoding="utf-8")
+    call = b'{"name": "look", "arguments": "{\\"q\\": \\"a\\ud800b\\"}"}'
+    body = b'{"result": {"response": "", "tool_calls": [' + call + b'], "success": true}}'
+    with HostileServer(answer(_json_reply(body))) as server:
+        code, out, err = cli(capsys, server, "ask", "--json", "--tools", str(tools), "Look?")
+    assert code == 0, err
+    record = json.loads(out)
+    assert record["tool_calls"][0]["name"] == "look"
+    out.encode("utf-8")  # printable: raises if a lone surrogate got through
+
+
+def test_item10_the_emulator_control_endpoint_refuses_json_nested_100000_deep(
+    emulator: EmulatorServer,
+) -> None:
+    headers = {CONTROL_HEADER: emulator.control_token, "Content-Type": "application/json"}
+    body = b'{"action": "requests", "x": ' + _deep() + b"}"
+    reply = httpx.post(emulator.base_url + CONTROL_PATH, content=body, headers=headers)
+    assert reply.status_code == 400
+    assert reply.json()["ok"] is False
