@@ -7,6 +7,7 @@ Case names start with the item they cover (``item10-…``) so the fault count re
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -47,8 +48,11 @@ def _deep(opener: bytes = b"[", closer: bytes = b"]", *, depth: int = DEEP) -> b
 
 
 @pytest.fixture
-def cli(monkeypatch: pytest.MonkeyPatch, isolated_profile: Path) -> Iterator[Ask]:
-    """``run(capsys, server, *argv)``: ``flarechat`` in-process against ``server``."""
+def cli(
+    monkeypatch: pytest.MonkeyPatch, isolated_profile: Path, logged: pytest.LogCaptureFixture
+) -> Iterator[Ask]:
+    """``run(capsys, server, *argv)``: ``flarechat`` in-process against ``server``; then no
+    form of the token in what it printed, logged (at DEBUG) or wrote to the profile."""
     monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", DEMO_ACCOUNT_ID)
     monkeypatch.setenv("CLOUDFLARE_API_TOKEN", TOKEN)
     from flarechat import cli as command
@@ -66,7 +70,7 @@ def cli(monkeypatch: pytest.MonkeyPatch, isolated_profile: Path) -> Iterator[Ask
         return code, captured.out, captured.err
 
     yield run
-    assert_no_secret(TOKEN, paths=[isolated_profile], texts=outputs)
+    assert_no_secret(TOKEN, paths=[isolated_profile], texts=[*outputs, logged.text])
 
 
 # -- item 7 and 10: JSON nested 100,000 deep -------------------------------------------------
@@ -135,6 +139,22 @@ def test_item11_ask_json_with_a_lone_surrogate_tool_call_prints_a_record(
     record = json.loads(out)
     assert record["tool_calls"][0]["name"] == "look"
     out.encode("utf-8")  # printable: raises if a lone surrogate got through
+
+
+# -- item 13: the token base64-encoded at any alignment in an error body -----------------------
+
+
+@pytest.mark.parametrize("pad", [0, 1, 2])
+def test_item13_a_base64_bearer_header_at_any_alignment_is_redacted_everywhere(
+    pad: int, cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blob = base64.b64encode(b"x" * pad + f"Authorization: Bearer {TOKEN}".encode()).decode()
+    body = json.dumps({"success": False, "errors": [{"code": 9999, "message": blob}]})
+    with HostileServer(answer(_json_reply(body.encode(), status=400))) as server:
+        code, _out, err = cli(capsys, server, "ask", "--json", "-v", "Hi?")
+    assert code != 0
+    assert "Cloudflare said" in err
+    assert "[REDACTED]" in err  # and the fixture's scan finds no form of the token
 
 
 def test_item10_the_emulator_control_endpoint_refuses_json_nested_100000_deep(
