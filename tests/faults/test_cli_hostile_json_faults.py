@@ -7,6 +7,7 @@ Case names start with the item they cover (``item10-…``) so the fault count re
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 from collections.abc import Callable, Iterator
@@ -21,14 +22,14 @@ from flarechat.emulator import DEMO_ACCOUNT_ID
 from flarechat.emulator.app import CONTROL_PATH
 from flarechat.emulator.guard import CONTROL_HEADER
 from flarechat.emulator.server import EmulatorServer
-from support.hostile import HostileServer, answer, http_head
+from support.hostile import HostileServer, Script, answer, http_head
 
 TOKEN = "tok-faults-json-5c81e07d2a"
 FAST = RetryPolicy(base_delay=0.0, max_delay=0.0, retry_after_cap=1.0)
 DEEP = 100_000
 STREAM_HEAD = {"content-type": "text/event-stream", "connection": "close"}
-#: Short enough that a stall fires at once; long enough that the pings come inside it.
-IDLE = 0.5
+#: The shortest idle timeout `ask --idle-timeout` takes; the pings come many times inside it.
+IDLE = 5
 PING_EVERY = 0.05
 
 Ask = Callable[..., tuple[int, str, str]]
@@ -155,6 +156,34 @@ def test_item13_a_base64_bearer_header_at_any_alignment_is_redacted_everywhere(
     assert code != 0
     assert "Cloudflare said" in err
     assert "[REDACTED]" in err  # and the fixture's scan finds no form of the token
+
+
+# -- item 16: keep-alive comments and nothing else -------------------------------------------
+
+
+def _pings_forever() -> Script:
+    async def script(
+        server: HostileServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        await server.read_request(reader)
+        await server.send(writer, http_head(200, STREAM_HEAD))
+        while True:
+            await server.send(writer, b": keep-alive\n\n")
+            await asyncio.sleep(PING_EVERY)
+
+    return script
+
+
+def test_item16_an_idle_stall_after_the_request_was_accepted_is_retried_once(
+    cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with HostileServer(_pings_forever()) as server:
+        code, out, err = cli(capsys, server, "ask", "--idle-timeout", str(IDLE), "Hi?")
+        connections = server.connections
+    assert connections == 2, err
+    assert code != 0
+    assert out == ""
+    assert "sent nothing" in err
 
 
 def test_item10_the_emulator_control_endpoint_refuses_json_nested_100000_deep(
