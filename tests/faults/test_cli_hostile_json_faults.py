@@ -158,6 +158,36 @@ def test_item13_a_base64_bearer_header_at_any_alignment_is_redacted_everywhere(
     assert "[REDACTED]" in err  # and the fixture's scan finds no form of the token
 
 
+# -- item 15: terminal escapes in what a server sends ----------------------------------------
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_item15_models_strips_terminal_escapes_from_model_names(
+    as_json: bool, cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = "@cf/evil/\x1b]0;owned\x07\x1b[2J\x1b[31mred\x9b1m\r\x00model"
+    model = {"name": name, "description": "d\x1b[5m", "task": {}}
+    body = json.dumps({"success": True, "result": [model], "result_info": {"total_count": 1}})
+    argv = ["models", "--json"] if as_json else ["models"]
+    with HostileServer(answer(_json_reply(body.encode()))) as server:
+        code, out, err = cli(capsys, server, *argv)
+    assert code == 0, err
+    for control in ("\x1b", "\x07", "\x9b", "\r", "\x00"):
+        assert control not in out
+    assert "@cf/evil/" in out
+    assert "model" in out
+
+
+def test_item15_reply_text_is_printed_without_terminal_escapes(
+    cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = _sse(b'{"response": "a\\u001b[2Jb\\u0007c\\nd\\te"}', b"[DONE]")
+    with HostileServer(answer(data)) as server:
+        code, out, err = cli(capsys, server, "ask", "Hi?")
+    assert code == 0, err
+    assert out == "a[2Jbc\nd\te\n"  # the escape sequence is inert without its ESC
+
+
 # -- item 16: keep-alive comments and nothing else -------------------------------------------
 
 
