@@ -38,6 +38,7 @@ MAX_CHARS = 32 * 1024 * 1024
 
 _DECODER = json.JSONDecoder()
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
+_SPACES = frozenset(" \t\n\r") | {""}
 # A string (taken whole, so brackets inside it do not count) or one bracket.
 _STRUCTURE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
 _OPENERS = frozenset("[{")
@@ -83,7 +84,7 @@ def loads(
     if "\\u" in text:
         text = _SURROGATE_ESCAPE.sub(_keep_pairs, text)
     try:
-        start = _WHITESPACE.match(text, 0).end()  # type: ignore[union-attr]  # * always matches
+        start = _WHITESPACE.match(text, 0).end() if text[:1] in _SPACES else 0  # type: ignore[union-attr]
         value, end = _DECODER.raw_decode(text, start)
     except JSONInputError:
         raise
@@ -91,9 +92,10 @@ def loads(
         raise JSONInputError(error.msg, text, error.pos) from None
     except (ValueError, RecursionError) as error:  # digits beyond int's limit; a C-stack guard
         raise JSONInputError(f"holds a value that cannot be read ({error})", text, 0) from None
-    end = _WHITESPACE.match(text, end).end()  # type: ignore[union-attr]
     if end != len(text):
-        raise JSONInputError("Extra data", text, end)
+        end = _WHITESPACE.match(text, end).end()  # type: ignore[union-attr]
+        if end != len(text):
+            raise JSONInputError("Extra data", text, end)
     return value
 
 

@@ -158,6 +158,36 @@ def test_item13_a_base64_bearer_header_at_any_alignment_is_redacted_everywhere(
     assert "[REDACTED]" in err  # and the fixture's scan finds no form of the token
 
 
+# -- item 14: a catalogue and a reply that echo the token --------------------------------------
+
+
+def test_item14_a_catalogue_echoing_the_token_is_redacted_in_models_json(
+    cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = {"name": "@cf/x/echo", "description": f"Bearer {TOKEN} and {TOKEN}", "task": {}}
+    body = json.dumps({"success": True, "result": [model], "result_info": {"total_count": 1}})
+    with HostileServer(answer(_json_reply(body.encode()))) as server:
+        code, out, err = cli(capsys, server, "models", "--json")
+    assert code == 0, err
+    assert json.loads(out)[0]["name"] == "@cf/x/echo"
+    assert "[REDACTED]" in out
+
+
+def test_item14_reply_text_echoing_the_token_across_chunks_is_redacted_on_stdout(
+    cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pieces = ["Your token is ", TOKEN[:5], TOKEN[5:13], TOKEN[13:], " and b64 ", _b64(TOKEN), "."]
+    data = _sse(*(json.dumps({"response": p}).encode() for p in pieces), b"[DONE]")
+    with HostileServer(answer(data)) as server:
+        code, out, err = cli(capsys, server, "ask", "Hi?")
+    assert code == 0, err
+    assert out == "Your token is [REDACTED] and b64 [REDACTED].\n"
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(f"Bearer {text}".encode()).decode()
+
+
 # -- item 15: terminal escapes in what a server sends ----------------------------------------
 
 

@@ -7,7 +7,8 @@ import functools
 import json
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 from urllib.parse import quote, quote_plus
 
 from flarechat.api.config import Connection, Secret
@@ -16,9 +17,11 @@ __all__ = [
     "LIBRARY_LOGGERS",
     "REDACTED",
     "RedactingLogFilter",
+    "StreamRedactor",
     "connection_secrets",
     "install_log_redaction",
     "redact",
+    "redact_value",
     "secret_variants",
 ]
 
@@ -85,6 +88,76 @@ def secret_variants(secrets: Iterable[str | Secret | None]) -> tuple[str, ...]:
     byte by byte (upper- and lower-case hex); hex; JSON-escaped. Memoised: built once per set
     of secrets. (:func:`redact` also finds a secret base64-encoded inside a longer blob.)"""
     return _variants_of(_plain_tuple(secrets))
+
+
+def redact_value(value: Any, secrets: Iterable[str | Secret | None] = ()) -> Any:
+    """A copy of a parsed JSON value with every string in it (keys too) :func:`redact`-ed:
+    what a server sent, before anything prints, stores or caches it. (Its depth is bounded:
+    it was read with ``safejson``.)"""
+    plain = _plain_tuple(secrets)
+    return _redact_value(value, plain)
+
+
+def _redact_value(value: Any, secrets: tuple[str, ...]) -> Any:
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, Mapping):
+        return {
+            redact(str(key), secrets): _redact_value(item, secrets) for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [_redact_value(item, secrets) for item in value]
+    return value
+
+
+class StreamRedactor:
+    """:func:`redact` for text that arrives in pieces (a streamed reply): a secret split
+    across two pieces is still found.
+
+    :meth:`feed` returns the text so far, redacted, less a tail that could be the start of a
+    secret's form (held until the next piece shows whether it is); :meth:`flush` returns that
+    tail at the end. Text that ends like no secret is never held.
+    """
+
+    def __init__(self, secrets: Iterable[str | Secret | None]) -> None:
+        self._secrets = _plain_tuple(secrets)
+        forms = (*_variants_of(self._secrets), *_cores_of(self._secrets))
+        self._prefixes = frozenset(form[:k] for form in forms for k in range(1, len(form)))
+        self._firsts = frozenset(form[0] for form in forms)
+        self._longest = max(map(len, forms), default=0)
+        self._pending = ""
+
+    def feed(self, text: str) -> str:
+        text = self._pending + text
+        cut = self._cut(text)
+        self._pending = text[cut:]
+        return redact(text[:cut], self._secrets) if cut else ""
+
+    def flush(self) -> str:
+        pending, self._pending = self._pending, ""
+        return redact(pending, self._secrets)
+
+    def _cut(self, text: str) -> int:
+        """Where the held tail starts: the first position whose rest is a form's proper start
+        or a token-shaped match that may go on, moved back before any match it would split."""
+        cut = len(text)
+        for start in range(max(0, len(text) - self._longest + 1), len(text)):
+            if text[start] in self._firsts and text[start:] in self._prefixes:
+                cut = start
+                break
+        spans = [
+            *_secret_spans(text, _variants_of(self._secrets)),
+            *_core_spans(text, _cores_of(self._secrets)),
+            *_pattern_spans(text),
+        ]
+        cut = min([cut, *(start for start, end, _ in spans if end == len(text) and start < cut)])
+        moved = True
+        while moved:  # a cut inside a match would show the part before it unredacted
+            moved = False
+            for start, end, _ in spans:
+                if start < cut < end:
+                    cut, moved = start, True
+        return cut
 
 
 def connection_secrets(conn: Connection) -> tuple[str, ...]:

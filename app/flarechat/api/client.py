@@ -32,7 +32,12 @@ from flarechat.api._catalogue import (
 )
 from flarechat.api._decode import ReplyDecoder, decode_complete, has_content, merge_deltas
 from flarechat.api._errors_map import DETAIL_LIMIT, classify, classify_payload, web_page
-from flarechat.api._redact import connection_secrets, install_log_redaction, redact
+from flarechat.api._redact import (
+    connection_secrets,
+    install_log_redaction,
+    redact,
+    redact_value,
+)
 from flarechat.api._routes import (
     PreparedRequest,
     api_headers,
@@ -400,11 +405,14 @@ class WorkersAIClient:
     # -- errors ---------------------------------------------------------------------------------
 
     async def _get_envelope(self, url: str, call: _Call) -> Mapping[str, Any]:
-        """GET a v4 envelope; any error status or ``success: false`` raises, classified."""
+        """GET a v4 envelope; any error status or ``success: false`` raises, classified.
+
+        Every string in it is redacted here: a catalogue or schema that echoes the token must
+        not reach ``models --json``, the window or ``cache/models.json``."""
         response = await self._get(url, call)
         if not response.is_success:
             raise self._status_error(response, call)
-        body = _expect_json(response, call)
+        body: Mapping[str, Any] = redact_value(_expect_json(response, call), call.secrets)
         if body.get("success") is False:
             raise classify_payload(
                 body, status=response.status_code, headers=response.headers, secrets=call.secrets
