@@ -254,3 +254,14 @@ def test_item10_the_emulator_control_endpoint_refuses_json_nested_100000_deep(
     reply = httpx.post(emulator.base_url + CONTROL_PATH, content=body, headers=headers)
     assert reply.status_code == 400
     assert reply.json()["ok"] is False
+
+
+def test_item10_a_catalogue_of_wrong_types_lists_what_it_can(
+    cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    items = [{"name": ["@cf/x/list"]}, {"name": {"a": 1}}, "x", None, {"name": "@cf/x/ok"}]
+    body = json.dumps({"success": True, "result": items, "result_info": [1]})
+    with HostileServer(answer(_json_reply(body.encode()))) as server:
+        code, out, err = cli(capsys, server, "models", "--json")
+    assert code == 0, err
+    assert [model["name"] for model in json.loads(out)] == ["@cf/x/ok"]

@@ -230,9 +230,14 @@ class WorkersAIClient:
             body = await self._get_envelope(url, call)
             items = body.get("result")
             items = items if isinstance(items, list) else []
-            names = {item.get("name") for item in items if isinstance(item, Mapping)}
+            # Only names that are text count: a list or an object as a name is not hashable.
+            names: set[str] = set()
+            for item in items:
+                name = item.get("name") if isinstance(item, Mapping) else None
+                if isinstance(name, str):
+                    names.add(name)
             fresh = bool(names - seen)
-            seen.update(n for n in names if isinstance(n, str))
+            seen.update(names)
             for model in filter(None, map(parse_model, items)):
                 if _task_matches(model, task):
                     found.setdefault(model.name, model)
