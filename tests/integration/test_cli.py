@@ -18,7 +18,7 @@ import pytest
 
 from flarechat import cli
 from flarechat.emulator.server import EmulatorServer
-from support.cli import FAST, Result, generation_bodies, point_at, run_cli
+from support.cli import FAST, Result, generation_bodies, point_at, run_cli, spawn_interruptible
 
 LLAMA = "@cf/meta/llama-3.1-8b-instruct-fast"
 QWQ = "@cf/qwen/qwq-32b"
@@ -412,10 +412,8 @@ def test_ctrl_c_exits_130_keeping_the_partial_text(cli_env: EmulatorServer) -> N
     """Deterministic under load: SIGINT goes only after text was printed, and by then the
     stream is held open (the next token is minutes away), so it cannot finish first."""
     cli_env.state.tokens_per_second = 5  # the emulator fixture restores the pace
-    proc = subprocess.Popen(
+    proc = spawn_interruptible(
         [sys.executable, "-m", "flarechat", "ask", "--model", LLAMA, "a long answer, slowly"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
         env=dict(os.environ),
     )
     try:
