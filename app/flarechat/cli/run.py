@@ -43,7 +43,13 @@ from flarechat.cli.attachments import read_images
 from flarechat.cli.inputs import MODELS_HINT, clean_text, read_prompt, saved_model
 from flarechat.cli.models_table import models_table
 from flarechat.cli.reply import ReplyStreamer, pretty_json, tool_call_line, tool_calls_record
-from flarechat.core.connect import ConfigurationError, Profile, build_request, load_profile
+from flarechat.core.connect import (
+    KEYCHAIN_UNREAD,
+    ConfigurationError,
+    Profile,
+    build_request,
+    load_profile,
+)
 from flarechat.core.request_code import render, request_spec
 from flarechat.core.session import records
 from flarechat.core.turn import (
@@ -65,6 +71,12 @@ _DIM, _RESET = "\x1b[2m", "\x1b[0m"
 _NO_ACCOUNT = (
     "No Cloudflare credentials are set up. Set CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN, "
     "or save them in the settings window (run `flarechat`), or try the emulator with `--demo`."
+)
+#: The same, when a token saved in the settings window could not be read back anyway.
+_NO_ACCOUNT_NO_KEYCHAIN = (
+    "No Cloudflare credentials are set up. Set CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN, "
+    "or try the emulator with `--demo`. ({why} A token saved in the settings window is kept "
+    "there, so here only the environment can give it.)"
 )
 #: The window's advice for an unknown model; on the command line there is no list to choose from.
 _UI_MODEL_HINT = "Choose a model from the list."
@@ -340,7 +352,10 @@ async def _ask(
     conn, request = _ask_request(profile, args)
     console.hold_text = request.response_format is not None
     async with contextlib.aclosing(runtime.client()) as client:
-        request = await _checked(client, conn, request, demo=args.demo)
+        model = await model_facts.full_model_id(
+            client, conn, request.model, warn=_warn, use_cache=not args.demo
+        )
+        request = await _checked(client, conn, replace(request, model=model), demo=args.demo)
         if args.print_request:
             try:
                 console.out.write(render(args.print_request, request_spec(conn, request)))
@@ -429,9 +444,19 @@ async def _command(
         return await _ask(args, console, profile, policy, runtime)
     except ConfigurationError as error:
         console.end_lines()
-        problems = [_NO_ACCOUNT, *error.problems] if error.incomplete else error.problems
-        console.err.writelines(f"flarechat: {problem}\n" for problem in problems)
+        console.err.writelines(f"flarechat: {problem}\n" for problem in _problems(error))
         return EXIT_USAGE
+
+
+def _problems(error: ConfigurationError) -> list[str]:
+    """What to print for a configuration error: "no credentials" once when none are set,
+    worded for a keychain that could not be read, then what else is wrong."""
+    if not error.unset:
+        return error.problems
+    unread = [p for p in error.problems if p.startswith(KEYCHAIN_UNREAD)]
+    rest = [p for p in error.problems if p not in unread]
+    first = _NO_ACCOUNT_NO_KEYCHAIN.format(why=unread[0]) if unread else _NO_ACCOUNT
+    return [first, *rest]
 
 
 def _run(args: argparse.Namespace, policy: RetryDecider, runtime: Runtime) -> int:
