@@ -86,8 +86,8 @@ def request_record(conn: Connection, request: ChatRequest) -> dict[str, Any]:
 
 
 def _schema_record(schema: ModelSchema | None) -> dict[str, Any]:
-    """The model's schema as far as it picked the wire forms (an unknown one picks none)."""
-    if schema is None or not schema.known:
+    """The model's schema summary, which picked the wire forms (a dozen flags)."""
+    if schema is None:
         return {}
     record = asdict(schema)
     record["reasoning_efforts"] = list(schema.reasoning_efforts)
@@ -138,7 +138,7 @@ def _gateway(record: Mapping[str, Any]) -> GatewayOptions:
 
 def _schema(record: Mapping[str, Any]) -> ModelSchema | None:
     values = _fields(record, "schema", _SCHEMA)
-    if not values.get("known") or not isinstance(values.get("model"), str):
+    if not isinstance(values.get("model"), str):
         return None
     efforts = values.get("reasoning_efforts")
     values["reasoning_efforts"] = tuple(efforts) if isinstance(efforts, list) else ()
