@@ -342,6 +342,16 @@ def test_an_unknown_model_name_suggests_the_closest_ids_and_sends_nothing(
     assert generation_requests(cli_env) == []
 
 
+def test_a_full_id_the_server_does_not_know_gets_the_closest_ids(
+    cli_env: EmulatorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = run(capsys, "ask", "--model", LLAMA + "s", "Hello")
+    assert result.code == cli.EXIT_MODEL
+    assert "code 5007" in result.err
+    assert f"Did you mean one of {LLAMA}, " in result.err
+    assert len(generation_requests(cli_env)) == 1  # a full id is sent without a lookup
+
+
 def test_models_prints_prices_with_every_digit(
     cli_env: EmulatorServer, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -25,11 +25,14 @@ from flarechat.core.connect import ConfigurationError
 __all__ = [
     "ModelFacts",
     "capability_problems",
+    "closest_models",
+    "did_you_mean",
     "full_model_id",
     "look_up",
     "model_named",
     "needs_facts",
     "needs_schema",
+    "suggestion_for",
 ]
 
 #: Full model ids start so (``@cf/meta/…``, ``@hf/…``); the window shows them without it.
@@ -91,21 +94,41 @@ def model_named(name: str, models: Sequence[str]) -> str:
         return matches[0]
     if matches:
         return _no_such_model(name, sorted(matches), what="is the short name of several models")
+    return _no_such_model(name, closest_models(name, models), what="is not a model of this account")
+
+
+def closest_models(name: str, models: Sequence[str]) -> list[str]:
+    """Up to three ids of ``models`` closest to ``name``, by short name first, then whole."""
     by_short: dict[str, str] = {}
     for model in models:
         by_short.setdefault(_short(model).lower(), model)
-    close = difflib.get_close_matches(name.lower(), list(by_short), n=_SUGGESTIONS, cutoff=0.5)
+    close = difflib.get_close_matches(
+        _short(name).lower(), list(by_short), n=_SUGGESTIONS, cutoff=0.5
+    )
     close_ids = difflib.get_close_matches(name, list(models), n=_SUGGESTIONS, cutoff=0.5)
-    suggested = list(dict.fromkeys([*(by_short[c] for c in close), *close_ids]))[:_SUGGESTIONS]
-    return _no_such_model(name, suggested, what="is not a model of this account")
+    return list(dict.fromkeys([*(by_short[c] for c in close), *close_ids]))[:_SUGGESTIONS]
+
+
+def did_you_mean(suggested: Sequence[str]) -> str:
+    """ "Did you mean X?" / "Did you mean one of X, Y?" ("" for no suggestion)."""
+    if not suggested:
+        return ""
+    choice = "one of " if len(suggested) > 1 else ""
+    return f"Did you mean {choice}{', '.join(suggested)}?"
+
+
+async def suggestion_for(client: WorkersAIClient, conn: Connection, model: str) -> str:
+    """After the server did not know ``model``: the closest ids of the live catalogue, as a
+    sentence; "" when the catalogue has it (deprecated, not on this plan) or cannot be read."""
+    try:
+        models = [m.name for m in await client.list_models(conn)]
+    except WorkersAIError:
+        return ""
+    return "" if model in models else did_you_mean(closest_models(model, models))
 
 
 def _no_such_model(name: str, suggested: Sequence[str], *, what: str) -> str:
-    if suggested:
-        choice = "one of " if len(suggested) > 1 else ""
-        hint = f"Did you mean {choice}{', '.join(suggested)}? {MODELS_HINT}"
-    else:
-        hint = MODELS_HINT
+    hint = f"{did_you_mean(suggested)} {MODELS_HINT}".lstrip()
     raise ConfigurationError([f"--model: {name!r} {what}. {hint}"])
 
 

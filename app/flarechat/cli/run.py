@@ -96,11 +96,17 @@ def _retry_notice(event: RetryScheduled, *, model: str) -> str:
     return f"{what}; retrying in {delay} (attempt {upcoming} of {event.max_attempts})…"
 
 
-def _error_text(error: WorkersAIError, *, model: str | None = None, attempts: int = 1) -> str:
-    """The final failure for stderr: what happened, what to do, and the ids support asks for."""
+def _error_text(
+    error: WorkersAIError, *, model: str | None = None, attempts: int = 1, suggestion: str = ""
+) -> str:
+    """The final failure for stderr: what happened, what to do, and the ids support asks for.
+
+    ``suggestion``: the closest model ids, after the server did not know the model.
+    """
     lines = [f"flarechat: {error}"]
     if isinstance(error, api_errors.ModelUnavailable):
         lines = [f"flarechat: {str(error).replace(_UI_MODEL_HINT, MODELS_HINT)}"]
+        lines += [suggestion] if suggestion else []
     if isinstance(error, api_errors.CapacityExceeded) and model is not None:
         tried = f" (gave up after {attempts} attempts)" if attempts > 1 else ""
         lines = [
@@ -369,6 +375,9 @@ async def _ask(
             terms_url = await asking.terms_url(state.error, request.model)
             if args.agree_terms:
                 state = await _agree_and_ask_again(asking, request, state, terms_url=terms_url)
+        suggestion = ""
+        if isinstance(state.error, api_errors.ModelUnavailable) and not state.received_tokens:
+            suggestion = await model_facts.suggestion_for(client, conn, request.model)
     console.end_lines()
     if args.json:
         console.out.write(
@@ -377,16 +386,27 @@ async def _ask(
     else:
         _show_extras(console, asking.streamer, state, request.response_format)
     return _finish(
-        console, state, model=request.model, terms_url=terms_url, agreed=args.agree_terms
+        console,
+        state,
+        model=request.model,
+        terms_url=terms_url,
+        agreed=args.agree_terms,
+        suggestion=suggestion,
     )
 
 
 def _finish(
-    console: _Console, state: TurnState, *, model: str, terms_url: str | None, agreed: bool
+    console: _Console,
+    state: TurnState,
+    *,
+    model: str,
+    terms_url: str | None,
+    agreed: bool,
+    suggestion: str = "",
 ) -> int:
     """The closing lines on stderr (the error, or the summary) and the exit code."""
     if state.error is not None:
-        text = _error_text(state.error, model=model, attempts=state.attempt)
+        text = _error_text(state.error, model=model, attempts=state.attempt, suggestion=suggestion)
         if isinstance(state.error, TermsNotAccepted):
             text = _terms_text(state.error, model=model, terms_url=terms_url, agreed=agreed)
         console.err.write(text)
