@@ -100,6 +100,18 @@ def test_the_rebuilt_request_is_the_one_recorded(emulator: EmulatorServer) -> No
     assert [m.role for m in rebuilt.messages] == ["system", "user", "assistant", "user"]
 
 
+def test_an_unreadable_stored_option_says_so_instead_of_showing_another_request(
+    emulator: EmulatorServer,
+) -> None:
+    conn = _conn(emulator)
+    tree, reply = _sent_tree(conn)
+    record = tree.get(reply).request
+    assert record is not None
+    tree.get(reply).request = {**record, "tools": [{"description": "no name"}]}
+    with pytest.raises(NoRequestRecord, match=r"stored request cannot be read: .*name"):
+        request_code_for(tree, reply, conn=conn)
+
+
 @pytest.mark.parametrize(
     "route",
     [
