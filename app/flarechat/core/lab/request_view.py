@@ -90,12 +90,20 @@ def request_of(tree: ConversationTree, message_id: str) -> ChatRequest:
     if not record.get("model") and message.model:
         record = {**record, "model": message.model}
     try:
-        return request_from_record(record, history)
+        request = request_from_record(record, history)
     except ValueError as error:
         problems = getattr(error, "problems", None) or [str(error)]
         raise NoRequestRecord(
             "This reply's stored request cannot be read: " + " ".join(problems)
         ) from error
+    count = record.get("message_count")
+    if isinstance(count, int) and count != len(request.messages):
+        # Never show a request that was not sent: the messages before it are not those it had.
+        raise NoRequestRecord(
+            "The messages before this reply changed after it was sent, so its exact request "
+            "cannot be shown."
+        )
+    return request
 
 
 def _check_no_secret(text: str, conn: Connection | None) -> None:

@@ -112,6 +112,15 @@ def test_an_unreadable_stored_option_says_so_instead_of_showing_another_request(
         request_code_for(tree, reply, conn=conn)
 
 
+def test_a_reply_whose_earlier_messages_changed_shows_no_request_rather_than_another(
+    emulator: EmulatorServer,
+) -> None:
+    tree, reply = _sent_tree(_conn(emulator))
+    tree.get("a1").content = ""  # now left out of a request, as a failed reply is
+    with pytest.raises(NoRequestRecord, match="changed after it was sent"):
+        request_code_for(tree, reply, conn=None)
+
+
 @pytest.mark.parametrize(
     "route",
     [
