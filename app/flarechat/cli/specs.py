@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from flarechat import safejson
 from flarechat.api.config import ResponseFormat
 from flarechat.api.tools import ToolChoice, ToolSpec
 from flarechat.core.capabilities import TOOL_CHOICE_MODES, TOOL_NAME, schema_problem
@@ -48,7 +49,7 @@ def _read_json(path: str, *, flag: str) -> Any:
     except OSError as error:
         raise ConfigurationError([f"{flag} {path}: cannot be read ({error.strerror})."]) from None
     try:
-        return json.loads(text)
+        return safejson.loads(text)
     except ValueError as error:
         raise ConfigurationError([f"{flag} {path}: not valid JSON ({error})."]) from None
 
@@ -128,7 +129,7 @@ def tool_choice(text: str | None, tools: tuple[ToolSpec, ...]) -> ToolChoice | N
 def reply_json_problem(text: str, fmt: ResponseFormat) -> tuple[Any, str | None]:
     """The reply parsed, and why it is not what ``fmt`` asked for (None when it is)."""
     try:
-        value = json.loads(text)
+        value = safejson.loads(text)
     except ValueError as error:
         return None, f"the reply is not valid JSON ({error})"
     if fmt.schema is None:
