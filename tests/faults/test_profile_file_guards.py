@@ -164,7 +164,13 @@ def _votes_doc(**changes: object) -> dict[str, object]:
     return {"format": VOTES_FORMAT, "version": VOTES_VERSION, "votes": [vote], **changes}
 
 
-WRONG_TYPES = {"id": "v1", "models": [MODEL, OTHER], "verdict": "tie", "message_ids": 7, "at": "now"}
+WRONG_TYPES = {
+    "id": "v1",
+    "models": [MODEL, OTHER],
+    "verdict": "tie",
+    "message_ids": 7,
+    "at": "now",
+}
 DAMAGED = {
     "not-utf8": b'{"format": "flarechat.votes", "votes": [\xff\xfe]}',
     "wrong-types": json.dumps(_votes_doc(votes=[WRONG_TYPES, {"conversation_id": {}}])).encode(),
