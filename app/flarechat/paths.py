@@ -29,6 +29,7 @@ __all__ = [
     "log_dir",
     "private_file",
     "profile_dir",
+    "profile_problem",
     "read_regular_file",
     "resource_path",
 ]
@@ -117,6 +118,19 @@ def read_regular_file(path: Path, *, limit: int) -> bytes:
     if len(data) > limit:
         raise FileTooLarge(path, limit=limit, size=None)  # it grew, or its size was not true
     return data
+
+
+_PROFILE_UNUSABLE = (
+    "The profile folder cannot be used ({why}). Point FLARECHAT_HOME to a writable folder, "
+    "or unset it to use the default."
+)
+
+
+def profile_problem(error: OSError) -> str:
+    """What the command line and the window both say when the profile can't be used."""
+    if error.strerror is None:  # ProfileUnavailable: already a whole sentence
+        return str(error)
+    return _PROFILE_UNUSABLE.format(why=f"{error.strerror}: {error.filename}")
 
 
 def _resources_root() -> Path:
