@@ -26,6 +26,7 @@ __all__ = [
     "JSONInputError",
     "JSONTooDeep",
     "JSONTooLarge",
+    "JSONValueUnreadable",
     "loads",
     "scrub_surrogates",
 ]
@@ -64,6 +65,10 @@ class JSONTooLarge(JSONInputError):
     """Text longer than the limit: refused before any of it is parsed."""
 
 
+class JSONValueUnreadable(JSONInputError):
+    """Well-formed JSON holding a value Python will not convert (a number of 10,000 digits)."""
+
+
 def loads(
     text: str | bytes | bytearray,
     *,
@@ -91,7 +96,7 @@ def loads(
     except json.JSONDecodeError as error:
         raise JSONInputError(error.msg, text, error.pos) from None
     except (ValueError, RecursionError) as error:  # digits beyond int's limit; a C-stack guard
-        raise JSONInputError(f"holds a value that cannot be read ({error})", text, 0) from None
+        raise JSONValueUnreadable(f"holds a value that cannot be read ({error})", text, 0) from None
     if end != len(text):
         end = _WHITESPACE.match(text, end).end()  # type: ignore[union-attr]
         if end != len(text):

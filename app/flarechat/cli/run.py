@@ -62,6 +62,7 @@ from flarechat.core.turn import (
     fold,
     run_turn,
 )
+from flarechat.paths import profile_problem
 from flarechat.settings import secrets
 from flarechat.settings.store import SettingsStore
 
@@ -81,10 +82,6 @@ _NO_ACCOUNT_NO_KEYCHAIN = (
 )
 #: The window's advice for an unknown model; on the command line there is no list to choose from.
 _UI_MODEL_HINT = "Choose a model from the list."
-_PROFILE_UNUSABLE = (
-    "The profile folder cannot be used ({why}). Point FLARECHAT_HOME to a writable folder, "
-    "or unset it to use the default."
-)
 
 
 def _retry_notice(event: RetryScheduled, *, model: str) -> str:
@@ -446,10 +443,7 @@ async def _profile(demo: Connection | None) -> Profile:
             env=os.environ,
         )
     except OSError as error:  # FLARECHAT_HOME is a file, read-only, on a missing drive…
-        if error.strerror is None:  # paths.ProfileUnavailable: already a whole sentence
-            raise ConfigurationError([str(error)]) from None
-        why = f"{error.strerror}: {error.filename}"
-        raise ConfigurationError([_PROFILE_UNUSABLE.format(why=why)]) from None
+        raise ConfigurationError([profile_problem(error)]) from None
 
 
 async def _command(

@@ -24,6 +24,7 @@ from flarechat.core.catalogue import CatalogueCache
 from flarechat.core.connect import ConfigurationError
 from flarechat.core.store import AsyncChatStore, StoreError
 from flarechat.core.tasks import TaskKeeper
+from flarechat.paths import MAX_IMPORT_BYTES, read_regular_file
 from flarechat.settings.resolve import DEFAULT_API_BASE
 from flarechat.settings.schema import Settings
 from flarechat.ui.control.chat import ChatController
@@ -275,8 +276,8 @@ class WorkspaceController(QObject):
         from flarechat.core import export  # when first used: the first paint never exports
 
         try:
-            text = await asyncio.to_thread(path.read_text, encoding="utf-8")
-            data = json.loads(text)
+            raw = await asyncio.to_thread(read_regular_file, path, limit=MAX_IMPORT_BYTES)
+            data = json.loads(raw.decode("utf-8"))
             report = await self._store.run(export.import_all, data)
         except (StoreError, OSError, ValueError) as error:
             self.notice.emit("error", "Import failed", str(error), [])
