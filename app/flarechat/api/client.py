@@ -8,7 +8,7 @@ import dataclasses
 import logging
 import ssl
 import sys
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import aclosing, asynccontextmanager
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -43,10 +43,19 @@ from flarechat.api._routes import (
     api_headers,
     build_agree_request,
     build_chat_request,
+    chat_url,
 )
 from flarechat.api._transport import BurstReader, StallWatch, from_transport_error, stalled
-from flarechat.api.config import ChatRequest, Connection
-from flarechat.api.errors import ServerError, TermsNotAccepted, WorkersAIError
+from flarechat.api.batch import (
+    BATCH_UNKNOWN,
+    BatchPoll,
+    BatchRequestUnknown,
+    BatchTicket,
+    parse_poll,
+    parse_ticket,
+)
+from flarechat.api.config import ChatRequest, Connection, Endpoint, Route
+from flarechat.api.errors import BadRequest, ServerError, TermsNotAccepted, WorkersAIError
 from flarechat.api.events import (
     ChatEvent,
     Finished,
@@ -308,6 +317,80 @@ class WorkersAIClient:
             raise self._network_error(exc, call) from None
         return True
 
+    # -- batches and embeddings -------------------------------------------------------------
+
+    async def submit_batch(
+        self, conn: Connection, model: str, items: Sequence[Mapping[str, Any]]
+    ) -> BatchTicket:
+        """Queue ``items`` (each one model input, optionally with ``external_reference``) on
+        the async Batch API; the ticket's request_id is what :meth:`poll_batch` needs."""
+        body = await self._post_json(
+            conn, _batch_url(conn, model), {"requests": list(items)}, model
+        )
+        return parse_ticket(body, model=model)
+
+    async def poll_batch(self, conn: Connection, ticket: BatchTicket) -> BatchPoll:
+        """One poll: queued, running, or done with every item. An id the server does not know
+        raises :class:`BatchRequestUnknown`; other failures are classified as everywhere."""
+        url = _batch_url(conn, ticket.model)
+        try:
+            body, neurons = await self._post_for(
+                conn, url, {"request_id": ticket.request_id}, ticket.model
+            )
+        except BadRequest as exc:
+            if exc.status not in _UNKNOWN_BATCH_STATUSES:
+                raise
+            raise BatchRequestUnknown(
+                BATCH_UNKNOWN, status=exc.status, code=exc.code, detail=exc.detail
+            ) from None
+        return parse_poll(body, neurons=neurons)
+
+    async def embed(self, conn: Connection, model: str, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text from an embedding model's native ``/ai/run`` (``{"text": [...]}``
+        answers ``data``; bge-m3's contexts form answers ``response``)."""
+        url = chat_url(conn, model, endpoint=Endpoint.NATIVE)
+        body = await self._post_json(conn, url, {"text": list(texts)}, model)
+        result = body.get("result")
+        rows = None
+        if isinstance(result, Mapping):
+            rows = result.get("data", result.get("response"))
+        vectors = [
+            [float(x) for x in row if isinstance(x, int | float)]
+            for row in (rows if isinstance(rows, list) else [])
+            if isinstance(row, list)
+        ]
+        if len(vectors) != len(texts):
+            raise ServerError(
+                msg.UNREADABLE_REPLY, detail=f"{len(vectors)} vectors for {len(texts)} texts"
+            )
+        return vectors
+
+    async def _post_json(
+        self, conn: Connection, url: str, payload: Mapping[str, Any], model: str
+    ) -> Mapping[str, Any]:
+        body, _ = await self._post_for(conn, url, payload, model)
+        return body
+
+    async def _post_for(
+        self, conn: Connection, url: str, payload: Mapping[str, Any], model: str
+    ) -> tuple[Mapping[str, Any], float | None]:
+        """POST ``payload`` and read the v4 envelope; errors raise, classified and redacted."""
+        call = _Call.of(conn, model)
+        headers = api_headers(conn, user_agent=self._user_agent)
+        if conn.route is Route.GATEWAY_URL:
+            headers["cf-aig-skip-cache"] = "true"  # a cached poll would freeze its status
+        prepared = PreparedRequest(url=url, body=dict(payload), headers=headers, stream=False)
+        try:
+            async with self._send(prepared, call) as response:
+                await call.within(response.aread())
+                body = _expect_json(response, call)
+                neurons = _float(response.headers.get("cf-ai-neurons"))
+        except httpx.RequestError as exc:
+            raise self._network_error(exc, call) from None
+        if body.get("success") is False:
+            raise classify_payload(body, status=response.status_code, secrets=call.secrets)
+        return body, neurons
+
     # -- chat internals -------------------------------------------------------------------
 
     async def _attempt(
@@ -533,6 +616,15 @@ def _models_url(
     # quote(), not urlencode(): the task name goes out as "Text%20Generation".
     query = f"task={quote(task, safe='')}&page={page}&per_page={per_page}"
     return f"{conn.api_base.rstrip('/')}/accounts/{account}/ai/models/search?{query}"
+
+
+#: The statuses a poll for an unknown request_id was seen to get (400 / 5006, 404 / 7003).
+_UNKNOWN_BATCH_STATUSES = frozenset({400, 404})
+
+
+def _batch_url(conn: Connection, model: str) -> str:
+    """The submit URL, reused as is for polls (§11.2: the poll keeps ``?queueRequest=true``)."""
+    return chat_url(conn, model, endpoint=Endpoint.NATIVE) + "?queueRequest=true"
 
 
 def _account_url(conn: Connection, tail: str) -> str:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import random
+import re
 import time
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -33,6 +35,7 @@ __all__ = [
 
 #: vLLM reports the stop token it matched; any stable id will do.
 _MATCHED_STOP = 106
+_WORDS = re.compile(r"\w+")
 _NEURON_DIGITS = 6
 
 
@@ -327,11 +330,27 @@ def _tool_deltas(c: Completion) -> list[dict[str, Any]]:
     return deltas
 
 
-def embedding_result(texts: list[str], *, seed: int) -> dict[str, Any]:
-    """Deterministic unit-ish vectors, one per input text (bge-m3 answers {shape, data})."""
-    size = catalogue.embedding_dimensions()
-    data = []
-    for text in texts:
-        rng = random.Random(f"{seed}\x1f{text}")
-        data.append([round(rng.uniform(-1, 1) / size**0.5, 6) for _ in range(size)])
-    return {"shape": [len(texts), size], "data": data, "pooling": "cls"}
+def embedding_result(
+    model: CatalogueModel, texts: list[str], *, seed: int, pooling: str | None = None
+) -> dict[str, Any]:
+    """Deterministic unit vectors, one per text: a sum of one random vector per word.
+
+    Texts that share words point the same way, so cosine similarity means something in tests
+    (the same text: 1.0; no word in common: near 0). bge-small/base/large answer with
+    ``pooling`` ("mean" unless asked); bge-m3 answers {shape, data} with "cls".
+    """
+    size = catalogue.embedding_dimensions(model)
+    data = [_text_vector(text, size=size, seed=seed) for text in texts]
+    chosen = pooling or ("cls" if model.prop("output_dimensions") is None else "mean")
+    return {"shape": [len(texts), size], "data": data, "pooling": chosen}
+
+
+def _text_vector(text: str, *, size: int, seed: int) -> list[float]:
+    words = _WORDS.findall(text.lower()) or [text]
+    total = [0.0] * size
+    for word in words:
+        rng = random.Random(f"{seed}\x1f{word}")
+        for index in range(size):
+            total[index] += rng.gauss(0.0, 1.0)
+    norm = math.sqrt(sum(x * x for x in total)) or 1.0
+    return [round(x / norm, 6) for x in total]
