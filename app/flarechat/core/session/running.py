@@ -20,6 +20,7 @@ from flarechat.api.events import (
     ToolCallDelta,
 )
 from flarechat.api.retry import RetryPolicy
+from flarechat.core import ledger
 from flarechat.core.conversation import STATUS_FAILED, Message
 from flarechat.core.session import records
 from flarechat.core.session.events import (
@@ -310,6 +311,8 @@ class ReplyRunner:
         message.finish_reason = state.finish_reason
         message.usage = records.usage_record(state)
         message.meta = records.meta_record(state)
+        if reply.conn.simulated:  # the ledger keeps demo mode's replies apart
+            message.meta = ledger.mark_demo(message.meta)
         message.timings = records.timings_record(state)
         error = state.error
         message.error = {"kind": str(error.kind), "message": error.message} if error else None

@@ -182,6 +182,7 @@ class Preferences:
                 route=Route.GATEWAY_URL,
                 endpoint=Endpoint(self.settings.endpoint),
                 gateway_id=DEMO_GATEWAY_ID,
+                simulated=True,
             )
         else:
             conn = connection_from(self.resolved())
