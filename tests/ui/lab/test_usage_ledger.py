@@ -60,6 +60,7 @@ async def test_a_stopped_reply_adds_its_neurons_and_their_cost(
         assert day.neurons == pytest.approx(billed)
         assert day.cost == pytest.approx(billed * ledger.USD_PER_NEURON)
         assert day.priced == 1
+        assert meters.cost_text(day.cost) in data.meta_line  # the reply's line says it too
         chat_usage = main.lab_hooks.lab.conversation_usage()
         assert (chat_usage.neurons, chat_usage.cost) == pytest.approx((day.neurons, day.cost))
         assert meters.cost_text(day.cost) in main.lab_hooks.gauge.label.text()
@@ -83,6 +84,8 @@ async def test_a_gateway_cache_hit_adds_no_neurons(
         again = await _reply(env, "What is a neuron?")
         tree = await env.store.load_tree(str(env.chat.current_id))
         assert (tree.get(again).meta or {}).get("cache_status") == "HIT"
+        shown = await env.finished(again)
+        assert "0.00 neurons \N{MIDDLE DOT} cache HIT" in shown.meta_line  # as the meters count
         day = await _day_read(env, main)
         assert day.neurons == pytest.approx(first.neurons)
         assert day.cost == pytest.approx(first.cost)

@@ -10,7 +10,7 @@ from typing import Any
 
 from flarechat.api.config import ChatRequest, Connection, GatewayOptions, Route
 from flarechat.api.errors import ErrorKind, WorkersAIError
-from flarechat.core import figures
+from flarechat.core import figures, ledger
 from flarechat.core.turn import TurnState
 
 __all__ = [
@@ -208,10 +208,12 @@ def figures_text(
         cached=figures.stored_count(usage.get("cached_tokens")),
     )
     parts += [tokens] if tokens else []
+    # Neurons as the ledger charges them: a cache HIT's replayed figure was not billed.
     neurons = figures.stored_number(meta.get("neurons"))
     neurons = neurons if neurons is not None else figures.stored_number(usage.get("neurons"))
-    if neurons is not None:
-        parts.append(figures.neurons_text(neurons))
+    spent = ledger.charge(usage, meta, None)
+    if neurons is not None and spent is not None:
+        parts.append(figures.neurons_text(spent.neurons))
     if isinstance(cache := meta.get("cache_status"), str) and cache:
         parts.append(f"cache {cache}")
     return figures.SEPARATOR.join(parts)
