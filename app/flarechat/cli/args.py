@@ -267,12 +267,29 @@ def _add_gateway_arguments(ask: argparse.ArgumentParser) -> None:
     group.add_argument("--gateway-backoff", choices=BACKOFFS, help="how gateway retries space out")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    codes = "\n".join(f"  {code:>3}  {meaning}" for code, meaning in EXIT_CODES.items())
-    shared: dict[str, Any] = {
+#: The exit codes ``models`` can end with (it streams no reply and names no model).
+_MODELS_EXITS: Mapping[int, str] = {
+    EXIT_OK: "the list was printed",
+    **{
+        code: EXIT_CODES[code]
+        for code in (EXIT_USAGE, EXIT_AUTH, EXIT_RATE_LIMITED, EXIT_NETWORK, EXIT_API)
+    },
+    EXIT_CTRL_C: EXIT_CODES[EXIT_CTRL_C],
+    EXIT_BROKEN_PIPE: "stdout was closed before the list was printed (e.g. piped into head)",
+}
+
+
+def _help_texts(exits: Mapping[int, str]) -> dict[str, Any]:
+    """A parser's epilog (its own exit codes, then where configuration comes from)."""
+    codes = "\n".join(f"  {code:>3}  {meaning}" for code, meaning in exits.items())
+    return {
         "epilog": f"exit codes:\n{codes}\n\n{textwrap.fill(_CONFIG_HELP, _HELP_WIDTH)}",
         "formatter_class": argparse.RawDescriptionHelpFormatter,
     }
+
+
+def build_parser() -> argparse.ArgumentParser:
+    shared = _help_texts(EXIT_CODES)
     parser = argparse.ArgumentParser(prog="flarechat", **shared)
     parser.add_argument("--version", action="version", version=f"flarechat {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -280,7 +297,9 @@ def build_parser() -> argparse.ArgumentParser:
     ask = commands.add_parser("ask", help=ask_help, description=ask_help, **shared)
     _add_ask_arguments(ask)
     models_help = "List the account's text-generation models."
-    models = commands.add_parser("models", help=models_help, description=models_help, **shared)
+    models = commands.add_parser(
+        "models", help=models_help, description=models_help, **_help_texts(_MODELS_EXITS)
+    )
     for sub in (ask, models):
         sub.add_argument("--json", action="store_true", help="print one JSON object at the end")
         sub.add_argument("-v", "--verbose", action="store_true", help="log requests to stderr")

@@ -43,7 +43,13 @@ from flarechat.cli.attachments import read_images
 from flarechat.cli.inputs import MODELS_HINT, clean_text, read_prompt, saved_model
 from flarechat.cli.models_table import models_table
 from flarechat.cli.reply import ReplyStreamer, pretty_json, tool_call_line, tool_calls_record
-from flarechat.core.connect import ConfigurationError, Profile, build_request, load_profile
+from flarechat.core.connect import (
+    KEYCHAIN_UNREAD,
+    ConfigurationError,
+    Profile,
+    build_request,
+    load_profile,
+)
 from flarechat.core.request_code import render, request_spec
 from flarechat.core.session import records
 from flarechat.core.turn import (
@@ -66,6 +72,12 @@ _NO_ACCOUNT = (
     "No Cloudflare credentials are set up. Set CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN, "
     "or save them in the settings window (run `flarechat`), or try the emulator with `--demo`."
 )
+#: The same, when a token saved in the settings window could not be read back anyway.
+_NO_ACCOUNT_NO_KEYCHAIN = (
+    "No Cloudflare credentials are set up. Set CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN, "
+    "or try the emulator with `--demo`. ({why} A token saved in the settings window is kept "
+    "there, so here only the environment can give it.)"
+)
 #: The window's advice for an unknown model; on the command line there is no list to choose from.
 _UI_MODEL_HINT = "Choose a model from the list."
 _PROFILE_UNUSABLE = (
@@ -84,11 +96,17 @@ def _retry_notice(event: RetryScheduled, *, model: str) -> str:
     return f"{what}; retrying in {delay} (attempt {upcoming} of {event.max_attempts})…"
 
 
-def _error_text(error: WorkersAIError, *, model: str | None = None, attempts: int = 1) -> str:
-    """The final failure for stderr: what happened, what to do, and the ids support asks for."""
+def _error_text(
+    error: WorkersAIError, *, model: str | None = None, attempts: int = 1, suggestion: str = ""
+) -> str:
+    """The final failure for stderr: what happened, what to do, and the ids support asks for.
+
+    ``suggestion``: the closest model ids, after the server did not know the model.
+    """
     lines = [f"flarechat: {error}"]
     if isinstance(error, api_errors.ModelUnavailable):
         lines = [f"flarechat: {str(error).replace(_UI_MODEL_HINT, MODELS_HINT)}"]
+        lines += [suggestion] if suggestion else []
     if isinstance(error, api_errors.CapacityExceeded) and model is not None:
         tried = f" (gave up after {attempts} attempts)" if attempts > 1 else ""
         lines = [
@@ -340,7 +358,10 @@ async def _ask(
     conn, request = _ask_request(profile, args)
     console.hold_text = request.response_format is not None
     async with contextlib.aclosing(runtime.client()) as client:
-        request = await _checked(client, conn, request, demo=args.demo)
+        model = await model_facts.full_model_id(
+            client, conn, request.model, warn=_warn, use_cache=not args.demo
+        )
+        request = await _checked(client, conn, replace(request, model=model), demo=args.demo)
         if args.print_request:
             try:
                 console.out.write(render(args.print_request, request_spec(conn, request)))
@@ -354,6 +375,9 @@ async def _ask(
             terms_url = await asking.terms_url(state.error, request.model)
             if args.agree_terms:
                 state = await _agree_and_ask_again(asking, request, state, terms_url=terms_url)
+        suggestion = ""
+        if isinstance(state.error, api_errors.ModelUnavailable) and not state.received_tokens:
+            suggestion = await model_facts.suggestion_for(client, conn, request.model)
     console.end_lines()
     if args.json:
         console.out.write(
@@ -362,16 +386,27 @@ async def _ask(
     else:
         _show_extras(console, asking.streamer, state, request.response_format)
     return _finish(
-        console, state, model=request.model, terms_url=terms_url, agreed=args.agree_terms
+        console,
+        state,
+        model=request.model,
+        terms_url=terms_url,
+        agreed=args.agree_terms,
+        suggestion=suggestion,
     )
 
 
 def _finish(
-    console: _Console, state: TurnState, *, model: str, terms_url: str | None, agreed: bool
+    console: _Console,
+    state: TurnState,
+    *,
+    model: str,
+    terms_url: str | None,
+    agreed: bool,
+    suggestion: str = "",
 ) -> int:
     """The closing lines on stderr (the error, or the summary) and the exit code."""
     if state.error is not None:
-        text = _error_text(state.error, model=model, attempts=state.attempt)
+        text = _error_text(state.error, model=model, attempts=state.attempt, suggestion=suggestion)
         if isinstance(state.error, TermsNotAccepted):
             text = _terms_text(state.error, model=model, terms_url=terms_url, agreed=agreed)
         console.err.write(text)
@@ -429,9 +464,19 @@ async def _command(
         return await _ask(args, console, profile, policy, runtime)
     except ConfigurationError as error:
         console.end_lines()
-        problems = [_NO_ACCOUNT, *error.problems] if error.incomplete else error.problems
-        console.err.writelines(f"flarechat: {problem}\n" for problem in problems)
+        console.err.writelines(f"flarechat: {problem}\n" for problem in _problems(error))
         return EXIT_USAGE
+
+
+def _problems(error: ConfigurationError) -> list[str]:
+    """What to print for a configuration error: "no credentials" once when none are set,
+    worded for a keychain that could not be read, then what else is wrong."""
+    if not error.unset:
+        return error.problems
+    unread = [p for p in error.problems if p.startswith(KEYCHAIN_UNREAD)]
+    rest = [p for p in error.problems if p not in unread]
+    first = _NO_ACCOUNT_NO_KEYCHAIN.format(why=unread[0]) if unread else _NO_ACCOUNT
+    return [first, *rest]
 
 
 def _run(args: argparse.Namespace, policy: RetryDecider, runtime: Runtime) -> int:

@@ -152,6 +152,12 @@ async def test_continue_after_max_tokens(emulator: EmulatorServer, tmp_path: Pat
         data = await env.finished(first)
         assert data.finish_reason == "length"
         assert data.can_continue
+        # The limit came from Settings (no limit of this chat's own): the note says so, and
+        # says plainly what Continue sends.
+        assert "Stopped at the 6-token limit set in Settings: raise it there" in data.continue_hint
+        assert "Conversation settings" not in data.continue_hint
+        quoted = f"\N{LEFT DOUBLE QUOTATION MARK}{CONTINUE_PROMPT}\N{RIGHT DOUBLE QUOTATION MARK}"
+        assert f"Continue, which sends {quoted} as a new message." in data.continue_hint
         follow = env.chat.continue_reply(first)
         assert follow is not None
         continued = await env.finished(follow)
@@ -164,6 +170,18 @@ async def test_continue_after_max_tokens(emulator: EmulatorServer, tmp_path: Pat
         updated = env.recorder.args("message_updated")[-1][0]
         assert updated.id == first
         assert not updated.can_continue
+
+
+async def test_continue_names_this_chats_settings_when_the_limit_was_set_there(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    async with chat_env(emulator, tmp_path, default_max_tokens=400) as env:
+        env.chat.new_conversation()
+        env.chat.set_options("", {"max_tokens": 7})
+        data = await env.finished(await _send(env, "Write a long answer"))
+        assert data.finish_reason == "length"
+        hint = data.continue_hint
+        assert hint.startswith("Stopped at the 7-token limit set in this chat's Conversation")
 
 
 async def test_capacity_retry_succeeds_by_itself(emulator: EmulatorServer, tmp_path: Path) -> None:

@@ -1,16 +1,32 @@
 """The one record builder: what a turn leaves behind (request, usage, metadata, timings) and
-the line of figures the window and the CLI both print from it."""
+the line of figures the window and the CLI both print from it.
+
+A request's record holds every input ``build_request`` made it from but the history (the path
+to the reply, kept in the tree) and the model's catalogue entry (it only checks values):
+``request_from_record`` gives back the very request that was sent, so View as code never
+rebuilds a request of its own (issue 23).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
-from flarechat.api.config import ChatRequest, Connection, GatewayOptions, Route
+from flarechat.api.config import (
+    ChatMessage,
+    ChatRequest,
+    Connection,
+    GatewayOptions,
+    Route,
+    SamplingParams,
+)
 from flarechat.api.errors import ErrorKind, WorkersAIError
+from flarechat.api.schema import ModelSchema
 from flarechat.core import figures, ledger
+from flarechat.core.connect import HistoryMessage, build_request, capabilities_from
 from flarechat.core.turn import TurnState
 
 __all__ = [
@@ -19,6 +35,7 @@ __all__ = [
     "figures_text",
     "meta_record",
     "reply_record",
+    "request_from_record",
     "request_record",
     "summary_line",
     "timings_record",
@@ -30,6 +47,9 @@ __all__ = [
 #: A wait before the server answered is shown from this many seconds on (shorter is latency).
 QUEUE_SHOWN_FROM = 1.0
 _ROLE_SYSTEM = "system"
+_SAMPLING = frozenset(f.name for f in dataclasses.fields(SamplingParams))
+_GATEWAY = frozenset(f.name for f in dataclasses.fields(GatewayOptions))
+_SCHEMA = frozenset(f.name for f in dataclasses.fields(ModelSchema))
 
 
 def _gateway_record(options: GatewayOptions) -> dict[str, Any]:
@@ -62,7 +82,71 @@ def request_record(conn: Connection, request: ChatRequest) -> dict[str, Any]:
         "session_id": request.session_id,
         "stream": request.stream,
         **_capabilities_record(request),
+        **_schema_record(request.model_schema),
     }
+
+
+def _schema_record(schema: ModelSchema | None) -> dict[str, Any]:
+    """The model's schema summary, which picked the wire forms (a dozen flags)."""
+    if schema is None:
+        return {}
+    record = asdict(schema)
+    record["reasoning_efforts"] = list(schema.reasoning_efforts)
+    return {"schema": record}
+
+
+def request_from_record(
+    record: Mapping[str, Any], history: Iterable[HistoryMessage | ChatMessage]
+) -> ChatRequest:
+    """The request ``record`` was made from, over ``history``: the inverse of
+    ``request_record``, built by the same ``build_request`` from the same inputs.
+
+    Raises ValueError (``ConfigurationError``) when a stored option is unreadable.
+    """
+    session_id = record.get("session_id")
+    request = build_request(
+        model=str(record.get("model") or ""),
+        history=history,
+        system_prompt=str(record.get("system_prompt") or ""),
+        params=_params(record),
+        reject_if_busy=bool(record.get("reject_if_busy")),
+        gateway=_gateway(record),
+        session_id=session_id if isinstance(session_id, str) else None,
+        capabilities=capabilities_from(record),  # the same keys as a conversation's options
+        model_schema=_schema(record),
+    )
+    return dataclasses.replace(request, stream=record.get("stream") is not False)
+
+
+def _fields(record: Mapping[str, Any], key: str, names: frozenset[str]) -> dict[str, Any]:
+    raw = record.get(key)
+    return {k: v for k, v in raw.items() if k in names} if isinstance(raw, Mapping) else {}
+
+
+def _params(record: Mapping[str, Any]) -> SamplingParams:
+    try:
+        return SamplingParams(**_fields(record, "params", _SAMPLING))
+    except TypeError:
+        return SamplingParams()
+
+
+def _gateway(record: Mapping[str, Any]) -> GatewayOptions:
+    try:
+        return GatewayOptions(**_fields(record, "gateway", _GATEWAY))
+    except TypeError:
+        return GatewayOptions()
+
+
+def _schema(record: Mapping[str, Any]) -> ModelSchema | None:
+    values = _fields(record, "schema", _SCHEMA)
+    if not isinstance(values.get("model"), str):
+        return None
+    efforts = values.get("reasoning_efforts")
+    values["reasoning_efforts"] = tuple(efforts) if isinstance(efforts, list) else ()
+    try:
+        return ModelSchema(**values)
+    except TypeError:
+        return None
 
 
 def _capabilities_record(request: ChatRequest) -> dict[str, Any]:

@@ -26,11 +26,15 @@ from flarechat.core.session.events import (
 from flarechat.core.session.launching import ReplyLauncher
 from flarechat.core.session.requests import ColumnSpec, RequestMaker
 
-__all__ = ["CONTINUE_PROMPT", "FINISH_LENGTH", "Turns", "can_continue"]
+__all__ = ["CONTINUE_PROMPT", "FINISH_LENGTH", "Turns", "can_continue", "continue_hint"]
 
 #: The user message a "Continue" click sends after a reply stopped at max_tokens.
 CONTINUE_PROMPT = "Continue exactly where you stopped."
 FINISH_LENGTH = "length"
+#: Where a limit set for one chat is changed, and where the default for every chat is.
+CHAT_SETTINGS = "this chat's Conversation settings"
+APP_SETTINGS = "Settings"
+_PARAM_MAX_TOKENS = "max_tokens"
 
 
 def can_continue(tree: ConversationTree, message: Message, *, is_last: bool | None = None) -> bool:
@@ -41,6 +45,24 @@ def can_continue(tree: ConversationTree, message: Message, *, is_last: bool | No
         last = tree.last()
         is_last = last is not None and last.id == message.id
     return is_last
+
+
+def continue_hint(tree: ConversationTree, message: Message) -> str:
+    """What the max-tokens note under ``message`` says: the limit it stopped at, where that
+    limit was set (this chat's settings, or Settings for every chat) and, plainly, what
+    Continue sends: a new user turn, answered by a new reply (the models cannot be made to
+    extend a reply in place, so the tree shows what the model saw). "" for any other."""
+    if message.role != ROLE_ASSISTANT or message.finish_reason != FINISH_LENGTH:
+        return ""
+    params = (message.request or {}).get("params")
+    limit = params.get(_PARAM_MAX_TOKENS) if isinstance(params, dict) else None
+    where = CHAT_SETTINGS if _PARAM_MAX_TOKENS in tree.conversation.params else APP_SETTINGS
+    size = f"{limit:,}-token " if isinstance(limit, int) and not isinstance(limit, bool) else ""
+    return (
+        f"Stopped at the {size}limit set in {where}: raise it there and regenerate, or "
+        f"Continue, which sends \N{LEFT DOUBLE QUOTATION MARK}{CONTINUE_PROMPT}"
+        "\N{RIGHT DOUBLE QUOTATION MARK} as a new message."
+    )
 
 
 class Turns:

@@ -131,7 +131,7 @@ def message_data(
     ``is_last`` (is it the path's last message?) may be passed by callers showing a whole
     path, so a long conversation is not walked once per message.
     """
-    from flarechat.core.session import can_continue
+    from flarechat.core.session import can_continue, continue_hint
 
     index, count = tree.sibling_position(message.id)
     log_id = (message.meta or {}).get("log_id")
@@ -147,6 +147,7 @@ def message_data(
         log_id=log_id if isinstance(log_id, str) else None,
         error_text=_error_text(message),
         can_continue=can_continue(tree, message, is_last=is_last),
+        continue_hint=continue_hint(tree, message),
         sibling_index=index - 1,
         sibling_count=count,
         **_capability_fields(tree, message, is_last=is_last),

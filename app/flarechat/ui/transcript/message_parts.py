@@ -38,7 +38,7 @@ __all__ = [
     "wrapped_label",
 ]
 
-CONTINUE_HINT = "The reply hit the max-tokens limit — Continue, or raise the limit in Settings."
+CONTINUE_HINT = "The reply hit the max-tokens limit."
 ACTION_ICON_PX = 16
 REASONING_RULE_PX = 2
 #: Dynamic property marking labels whose font derives from the message font.
@@ -98,11 +98,11 @@ class ContinueRow(QFrame):
     def __init__(self, on_continue: Callable[[], None]) -> None:
         super().__init__()
         self.setObjectName("continueRow")
-        hint = wrapped_label("mutedLabel", muted=True)
+        self.hint = hint = wrapped_label("mutedLabel", muted=True)
         hint.setText(CONTINUE_HINT)
         self.button = named(QPushButton(icon("continue"), "Continue"), "continueButton")
         self.button.setAccessibleName("Continue the reply")
-        self.button.setToolTip("Ask the model to continue where it stopped")
+        self.button.setToolTip("Send a new message asking the model to go on where it stopped")
         self.button.clicked.connect(on_continue)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(10, 6, 6, 6)

@@ -29,6 +29,7 @@ from flarechat.ui.control.view_data import MessageData
 from flarechat.ui.shared.icons import APP_ICON, icon
 from flarechat.ui.shared.theme import current_palette, fill_rounded, named
 from flarechat.ui.transcript.message_parts import (
+    CONTINUE_HINT,
     ContinueRow,
     ReasoningSection,
     SiblingSwitcher,
@@ -521,7 +522,9 @@ class MessageView(QFrame):
         show_continue = data.role == "assistant" and data.finish_reason == FINISH_LENGTH
         visible = show_continue and not is_open
         if self._set_visible_part("continue", visible=visible, factory=self._make_continue):
-            cast(ContinueRow, self._parts["continue"]).button.setVisible(data.can_continue)
+            row = cast(ContinueRow, self._parts["continue"])
+            row.button.setVisible(data.can_continue)
+            row.hint.setText(data.continue_hint or CONTINUE_HINT)
         self._update_meta()
 
     def _update_capabilities(self) -> None:
