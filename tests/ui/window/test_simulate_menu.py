@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtWidgets import QAbstractButton, QMessageBox, QWidget
-from shell_helpers import ChatEnv, slow_policy
+from PySide6.QtWidgets import QAbstractButton, QMenu, QMessageBox, QWidget
+from shell_helpers import TOKEN, ChatEnv, slow_policy
 from window_helpers import next_emit, until, window
 
 from flarechat.core import meters
 from flarechat.emulator import EmulatorServer
+from flarechat.settings.secrets import API_TOKEN
 from flarechat.ui.chat.composer import WAITING_TEXT
 from flarechat.ui.control.simulations import CAPACITY_COUNTS, HELP_TEXT
 from flarechat.ui.window.main_window import MainWindow
@@ -60,6 +61,9 @@ async def test_the_menu_is_there_only_in_demo_mode(
         assert main.simulate_menu.menu.menuAction().isVisible()  # (.available, re-read)
         titles = [a.text().replace("&", "") for a in main.menuBar().actions()]
         assert titles.index("Simulate") == titles.index("Help") - 1
+        env.workspace.set_tokens({API_TOKEN: TOKEN})  # an account: demo mode ends, the menu too
+        await until(lambda: env.prefs.demo is None, "demo mode to end")
+        assert not main.simulate_menu.available
 
 
 async def test_capacity_for_the_next_requests_shows_the_retry_banner(
@@ -139,9 +143,21 @@ async def test_clearing_the_simulations_lets_the_next_request_through(
 
 async def test_help_says_how_to_see_every_banner(emulator: EmulatorServer, tmp_path: Path) -> None:
     async with window(emulator, tmp_path) as (_env, main, _seen):
-        box = main.simulate_menu.show_help()
-        assert isinstance(box, QMessageBox)
+        help_menu = next(
+            a.menu() for a in main.menuBar().actions() if a.text().replace("&", "") == "Help"
+        )
+        assert isinstance(help_menu, QMenu)
+        entry = next(a for a in help_menu.actions() if "Simulate" in a.text())
+        entry.trigger()  # as the user chooses it, outside demo mode too
+        await until(lambda: _help_box(main) is not None, "the Help box")
+        box = _help_box(main)
+        assert box is not None
         assert box.text() == HELP_TEXT
         assert "Simulate" in box.text()
         assert "--demo" in box.text()
         box.close()
+
+
+def _help_box(main: MainWindow) -> QMessageBox | None:
+    boxes = [b for b in main.findChildren(QMessageBox) if b.isVisible()]
+    return boxes[0] if boxes else None
