@@ -124,13 +124,20 @@ def _run_gui(*, demo: bool) -> int:
     _import_before_qt()
     _file_with_feature_hook()
     from flarechat.logsetup import configure_file_logging
+    from flarechat.paths import profile_problem
     from flarechat.ui.app import GuiOptions, run_gui
 
-    configure_file_logging()
+    try:
+        configure_file_logging()
+    except OSError as error:  # FLARECHAT_HOME is a file, read-only, on a full disk…
+        unusable: str | None = profile_problem(error)
+    else:
+        unusable = None
     options = GuiOptions(
         demo_at_start=demo,
         start_demo=_start_demo,
         autosend=os.environ.get(TEST_AUTOSEND_ENV) or None,
+        profile_problem=unusable,
     )
     return run_gui(options)
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Callable
@@ -13,8 +15,11 @@ from pathlib import Path
 import platformdirs
 
 __all__ = [
+    "MAX_IMPORT_BYTES",
     "PRIVATE_DIR_MODE",
     "PRIVATE_FILE_MODE",
+    "FileTooLarge",
+    "NotRegularFile",
     "ProfileUnavailable",
     "atomic_write_text",
     "cache_dir",
@@ -24,6 +29,8 @@ __all__ = [
     "log_dir",
     "private_file",
     "profile_dir",
+    "profile_problem",
+    "read_regular_file",
     "resource_path",
 ]
 
@@ -49,6 +56,81 @@ class ProfileUnavailable(OSError):
         )
         self.path = path
         self.problem = problem
+
+
+class NotRegularFile(OSError):
+    """The path is a pipe, a device or a socket: reading it could block forever or never end."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(errno.EINVAL, "not a regular file (a pipe, device or socket)", str(path))
+
+    def __str__(self) -> str:
+        return f"{self.filename} is not a regular file (a pipe, device or socket)."
+
+
+class FileTooLarge(OSError):
+    """The file holds more than the limit; ``size`` is its size when the file says it."""
+
+    def __init__(self, path: Path, *, limit: int, size: int | None) -> None:
+        super().__init__(errno.EFBIG, "the file is too large", str(path))
+        self.limit = limit
+        self.size = size
+
+    def __str__(self) -> str:
+        return f"{self.filename} is over the {self.limit / 1024 / 1024:g} MB this can read."
+
+
+_READ_CHUNK = 1024 * 1024
+#: The most an import of the user's (conversations, the lab, votes) reads.
+MAX_IMPORT_BYTES = 512 * 1024 * 1024
+
+
+def read_regular_file(path: Path, *, limit: int) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them.
+
+    For every file a user names (an image, a schema, an import): a named pipe is opened
+    without waiting for a writer and refused, as is any device (``/dev/zero`` never ends) or
+    socket; a folder is IsADirectoryError. At most ``limit`` + 1 bytes are ever read, whatever
+    the file claims its size is: FileTooLarge when there are more than ``limit``.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "it is a folder, not a file", str(path))
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegularFile(path)
+        if info.st_size > limit:
+            raise FileTooLarge(path, limit=limit, size=info.st_size)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        chunks: list[bytes] = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, _READ_CHUNK))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        raise FileTooLarge(path, limit=limit, size=None)  # it grew, or its size was not true
+    return data
+
+
+_PROFILE_UNUSABLE = (
+    "The profile folder cannot be used ({why}). Point FLARECHAT_HOME to a writable folder, "
+    "or unset it to use the default."
+)
+
+
+def profile_problem(error: OSError) -> str:
+    """What the command line and the window both say when the profile can't be used."""
+    if error.strerror is None:  # ProfileUnavailable: already a whole sentence
+        return str(error)
+    return _PROFILE_UNUSABLE.format(why=f"{error.strerror}: {error.filename}")
 
 
 def _resources_root() -> Path:

@@ -12,6 +12,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
+from flarechat import safejson
 from flarechat.api import _messages as msg
 from flarechat.api._redact import redact
 from flarechat.api.errors import (
@@ -191,7 +192,7 @@ def parse_error_body(body: str) -> ServerProblem:
     if not body.strip():
         return ServerProblem()  # nothing said: the status alone decides
     try:
-        payload = json.loads(body)
+        payload = safejson.loads(body)
     except ValueError:
         return ServerProblem(message=_page_title(body), is_json=False)
     if not isinstance(payload, Mapping):

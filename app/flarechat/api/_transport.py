@@ -26,6 +26,7 @@ from flarechat.api.errors import (
 
 __all__ = [
     "BURST_LIMIT_BYTES",
+    "IDLE_STALL_RETRIES",
     "READ_SLICE_S",
     "BurstReader",
     "StallWatch",
@@ -262,6 +263,10 @@ class StallWatch:
         return stalled(idle=idle, received=received, seconds=seconds)
 
 
+#: Retries of a request that was accepted and then sent nothing (issue 25, item 16).
+IDLE_STALL_RETRIES = 1
+
+
 def stalled(*, idle: bool, received: bool, seconds: float) -> WorkersAIError:
     """Our idle (no SSE data event for ``seconds``) or overall deadline fired.
 
@@ -274,7 +279,9 @@ def stalled(*, idle: bool, received: bool, seconds: float) -> WorkersAIError:
         return DeadlinePassed(message, detail=detail)
     if received:
         return StreamInterrupted(message, detail=detail)
-    return RequestTimedOut(message, detail=detail)
+    # Accepted, then silent: one more try may reach a healthy instance; a second silence is
+    # the answer (each wait is a whole idle period: four of them took about four minutes).
+    return RequestTimedOut(message, detail=detail, max_retries=IDLE_STALL_RETRIES)
 
 
 def _stall_message(*, idle: bool, received: bool, seconds: float | None) -> str:

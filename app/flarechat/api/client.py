@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import codecs
 import dataclasses
-import json
 import logging
 import ssl
 import sys
@@ -22,7 +21,7 @@ from httpx_sse import ServerSentEvent
 # Private module, pinned to 0.4.3 <= v < 0.5 in pyproject: the decoders aiter_sse itself runs.
 from httpx_sse._decoders import SSEDecoder, SSELineDecoder
 
-from flarechat import __version__
+from flarechat import __version__, safejson
 from flarechat.api import _messages as msg
 from flarechat.api._catalogue import (
     MAX_PAGES,
@@ -33,7 +32,12 @@ from flarechat.api._catalogue import (
 )
 from flarechat.api._decode import ReplyDecoder, decode_complete, has_content, merge_deltas
 from flarechat.api._errors_map import DETAIL_LIMIT, classify, classify_payload, web_page
-from flarechat.api._redact import connection_secrets, install_log_redaction, redact
+from flarechat.api._redact import (
+    connection_secrets,
+    install_log_redaction,
+    redact,
+    redact_value,
+)
 from flarechat.api._routes import (
     PreparedRequest,
     api_headers,
@@ -226,9 +230,14 @@ class WorkersAIClient:
             body = await self._get_envelope(url, call)
             items = body.get("result")
             items = items if isinstance(items, list) else []
-            names = {item.get("name") for item in items if isinstance(item, Mapping)}
+            # Only names that are text count: a list or an object as a name is not hashable.
+            names: set[str] = set()
+            for item in items:
+                name = item.get("name") if isinstance(item, Mapping) else None
+                if isinstance(name, str):
+                    names.add(name)
             fresh = bool(names - seen)
-            seen.update(n for n in names if isinstance(n, str))
+            seen.update(names)
             for model in filter(None, map(parse_model, items)):
                 if _task_matches(model, task):
                     found.setdefault(model.name, model)
@@ -401,11 +410,14 @@ class WorkersAIClient:
     # -- errors ---------------------------------------------------------------------------------
 
     async def _get_envelope(self, url: str, call: _Call) -> Mapping[str, Any]:
-        """GET a v4 envelope; any error status or ``success: false`` raises, classified."""
+        """GET a v4 envelope; any error status or ``success: false`` raises, classified.
+
+        Every string in it is redacted here: a catalogue or schema that echoes the token must
+        not reach ``models --json``, the window or ``cache/models.json``."""
         response = await self._get(url, call)
         if not response.is_success:
             raise self._status_error(response, call)
-        body = _expect_json(response, call)
+        body: Mapping[str, Any] = redact_value(_expect_json(response, call), call.secrets)
         if body.get("success") is False:
             raise classify_payload(
                 body, status=response.status_code, headers=response.headers, secrets=call.secrets
@@ -557,7 +569,7 @@ def _expect_json(response: httpx.Response, call: _Call) -> Mapping[str, Any]:
     if _is_html(response) or response.content.lstrip()[:1] == b"<":
         raise web_page(response.text, status=response.status_code, secrets=call.secrets)
     try:
-        payload = json.loads(response.content)
+        payload = safejson.loads(response.content)
     except ValueError:
         payload = None
     if not isinstance(payload, Mapping):
@@ -568,7 +580,7 @@ def _expect_json(response: httpx.Response, call: _Call) -> Mapping[str, Any]:
 
 def _json_or_empty(response: httpx.Response) -> Mapping[str, Any]:
     try:
-        payload = json.loads(response.content)
+        payload = safejson.loads(response.content)
     except ValueError:
         return {}
     return payload if isinstance(payload, Mapping) else {}

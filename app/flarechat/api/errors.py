@@ -127,6 +127,7 @@ class WorkersAIError(Exception):
         code: int | None = None,
         request_id: str | None = None,
         retry_after: float | None = None,
+        max_retries: int | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -135,6 +136,8 @@ class WorkersAIError(Exception):
         self.code = code
         self.request_id = request_id
         self.retry_after = retry_after
+        #: at most this many retries for this failure (None: the policy's own limit)
+        self.max_retries = max_retries
 
     def __str__(self) -> str:
         parts = [self.message]

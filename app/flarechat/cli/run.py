@@ -43,6 +43,7 @@ from flarechat.cli.attachments import read_images
 from flarechat.cli.inputs import MODELS_HINT, clean_text, read_prompt, saved_model
 from flarechat.cli.models_table import models_table
 from flarechat.cli.reply import ReplyStreamer, pretty_json, tool_call_line, tool_calls_record
+from flarechat.cli.terminal import TerminalStream, printable
 from flarechat.core.connect import (
     KEYCHAIN_UNREAD,
     ConfigurationError,
@@ -61,6 +62,7 @@ from flarechat.core.turn import (
     fold,
     run_turn,
 )
+from flarechat.paths import profile_problem
 from flarechat.settings import secrets
 from flarechat.settings.store import SettingsStore
 
@@ -80,10 +82,6 @@ _NO_ACCOUNT_NO_KEYCHAIN = (
 )
 #: The window's advice for an unknown model; on the command line there is no list to choose from.
 _UI_MODEL_HINT = "Choose a model from the list."
-_PROFILE_UNUSABLE = (
-    "The profile folder cannot be used ({why}). Point FLARECHAT_HOME to a writable folder, "
-    "or unset it to use the default."
-)
 
 
 def _retry_notice(event: RetryScheduled, *, model: str) -> str:
@@ -145,7 +143,7 @@ class _Console:
     """
 
     def __init__(self, *, show_reasoning: bool, quiet: bool, hold_text: bool = False) -> None:
-        self.out, self.err = sys.stdout, sys.stderr
+        self.out, self.err = TerminalStream(sys.stdout), TerminalStream(sys.stderr)
         self.show_reasoning, self.quiet, self.hold_text = show_reasoning, quiet, hold_text
         self._out_open = self._err_open = False  # a line was started and not yet ended
         self._dim = self.err.isatty() and "NO_COLOR" not in os.environ
@@ -162,7 +160,10 @@ class _Console:
             self.out.flush()
             self._out_open = not event.text.endswith("\n")
         elif isinstance(event, ReasoningDelta) and event.text and self.show_reasoning:
-            self.err.write(f"{_DIM}{event.text}{_RESET}" if self._dim else event.text)
+            if self._dim:
+                self.err.write_styled(_DIM, event.text, _RESET)
+            else:
+                self.err.write(event.text)
             self.err.flush()
             self._err_open = not event.text.endswith("\n")
 
@@ -189,7 +190,7 @@ class _Console:
 
 
 def _warn(text: str) -> None:
-    sys.stderr.write(f"flarechat: warning: {text}\n")
+    sys.stderr.write(printable(f"flarechat: warning: {text}\n"))
 
 
 def _api_check(conn: Connection, request: ChatRequest) -> None:
@@ -442,10 +443,7 @@ async def _profile(demo: Connection | None) -> Profile:
             env=os.environ,
         )
     except OSError as error:  # FLARECHAT_HOME is a file, read-only, on a missing drive…
-        if error.strerror is None:  # paths.ProfileUnavailable: already a whole sentence
-            raise ConfigurationError([str(error)]) from None
-        why = f"{error.strerror}: {error.filename}"
-        raise ConfigurationError([_PROFILE_UNUSABLE.format(why=why)]) from None
+        raise ConfigurationError([profile_problem(error)]) from None
 
 
 async def _command(

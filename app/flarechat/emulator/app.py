@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 from urllib.parse import unquote
@@ -13,6 +12,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from flarechat import safejson
 from flarechat.emulator import accounts, guard, lora
 from flarechat.emulator.generation import Call, Kind, generate
 from flarechat.emulator.state import EmulatorState, RecordedRequest
@@ -34,7 +34,7 @@ def _raw_path(request: Request) -> str:
 
 def _parse_json(body: bytes) -> Any:
     try:
-        return json.loads(body) if body else None
+        return safejson.loads(body) if body else None
     except ValueError:  # includes UnicodeDecodeError
         return None
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import uvicorn
 
+from flarechat import safejson
 from flarechat.emulator.app import CONTROL_PATH, create_app
 from flarechat.emulator.config import EmulatorConfig, check_loopback
 from flarechat.emulator.delivery import install_log_filter
@@ -97,7 +98,7 @@ class EmulatorServer:
         )
         try:
             with urllib.request.urlopen(request, timeout=CONTROL_TIMEOUT) as response:
-                answer = json.loads(response.read())
+                answer = safejson.loads(response.read())
         except urllib.error.HTTPError as exc:
             raise RuntimeError(f"control {action!r} refused: {exc.read().decode()}") from None
         return answer.get("result")

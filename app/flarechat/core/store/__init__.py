@@ -20,6 +20,7 @@ from flarechat.core.store._errors import (
     StoreTimeout,
     StoreTooNew,
     StoreUnavailable,
+    Unstorable,
 )
 from flarechat.core.store._open import open_store
 from flarechat.core.store._schema import SCHEMA_VERSION, MigrationResult
@@ -56,6 +57,7 @@ __all__ = [
     "StoreTooNew",
     "StoreUnavailable",
     "Unset",
+    "Unstorable",
     "default_path",
     "open_store",
     "utc_day_start",

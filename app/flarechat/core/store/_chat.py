@@ -30,10 +30,10 @@ from flarechat.core.store import _codec as codec
 from flarechat.core.store._errors import (
     NotFound,
     StoreBusy,
-    StoreError,
     StoreFull,
     StoreReadOnly,
     StoreTooNew,
+    Unstorable,
     translate,
 )
 from flarechat.core.store._schema import (
@@ -81,7 +81,7 @@ def _translated(
                 raise translate(error, self.path) from error
             except (OverflowError, RecursionError, TypeError, ValueError) as error:
                 # A value SQLite or JSON cannot hold: still a StoreError, never a silent loss.
-                raise StoreError(
+                raise Unstorable(
                     f"The chat database {self.path} could not store this ({error}); "
                     "nothing was saved."
                 ) from error
@@ -589,7 +589,13 @@ class ChatStore:
             row = conn.execute(
                 "UPDATE messages SET content = ?, reasoning = ?, status = CASE status "
                 "WHEN ? THEN ? ELSE status END WHERE id = ? RETURNING conversation_id",
-                (content, reasoning, STATUS_INTERRUPTED, STATUS_STREAMING, message_id),
+                (
+                    codec.storable(content),
+                    codec.storable(reasoning),
+                    STATUS_INTERRUPTED,
+                    STATUS_STREAMING,
+                    message_id,
+                ),
             ).fetchone()
             if row is None:
                 raise NotFound(f"There is no message {message_id}.")

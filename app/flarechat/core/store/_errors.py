@@ -96,6 +96,11 @@ class StoreUnavailable(StoreError):
         self.problem = problem
 
 
+class Unstorable(StoreError):
+    """This one record holds a value SQLite cannot (the database itself is fine): retrying
+    it cannot help, and it must not hold up the records after it."""
+
+
 class NotFound(StoreError):
     """No conversation or message with that id."""
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from datetime import UTC, datetime
 from typing import Any
 
+from flarechat import safejson
 from flarechat.core.ledger import LedgerRow
 
 __all__ = ["replies_since", "utc_day_start"]
@@ -21,7 +21,7 @@ _REPLIES_SINCE = """
 
 def _record(text: str | None) -> dict[str, Any] | None:
     try:
-        value = json.loads(text) if text else None
+        value = safejson.loads(text) if text else None
     except ValueError:
         return None
     return value if isinstance(value, dict) else None

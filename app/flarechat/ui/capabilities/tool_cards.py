@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from flarechat import safejson
 from flarechat.ui.control.view_data import ToolCallData
 from flarechat.ui.shared.icons import icon
 from flarechat.ui.shared.theme import current_palette, fill_rounded, monospace_family, mute, named
@@ -34,7 +35,7 @@ ANSWERED_TEXT = "Answered; the results follow below."
 def pretty_arguments(arguments: str) -> str:
     """The call's JSON arguments indented (as they came, when they are not JSON)."""
     try:
-        value = json.loads(arguments) if arguments.strip() else {}
+        value = safejson.loads(arguments) if arguments.strip() else {}
     except ValueError:
         return arguments
     return json.dumps(value, ensure_ascii=False, indent=2)

@@ -152,6 +152,7 @@ class ChatPane(QWidget):
         self.retry_banner.cancel_requested.connect(chat.cancel_retry)
         self.notice_banner.action_triggered.connect(self.on_notice_action)
         self.edit_strip.action_triggered.connect(lambda _action: chat.cancel_edit())
+        self.find_bar.matches_found.connect(self.transcript.set_find_matches)
         self.find_bar.match_selected.connect(self.show_message)
         self.find_bar.query_edited.connect(self.transcript.clear_matches)
         self.find_bar.closed.connect(self.transcript.clear_matches)
@@ -238,13 +239,13 @@ class ChatPane(QWidget):
             self.transcript.remove_from(first)
             self._append(shown)
 
-    def show_message(self, message_id: str, query: str = "") -> None:
+    def show_message(self, message_id: str, query: str = "", occurrence: int = 0) -> None:
         """Open the transcript at a message (a search hit or a find match), loading its page
-        if it is far back in the history, with ``query`` marked where it occurs in it. A
-        message on a branch that is not shown brings its branch on screen first
-        (ChatController.reveal)."""
+        if it is far back in the history, with ``query`` marked where it occurs in it (its
+        occurrence number ``occurrence`` the current one). A message on a branch that is not
+        shown brings its branch on screen first (ChatController.reveal)."""
         self.chat.reveal(message_id)
-        self.transcript.scroll_to(message_id, query=query)
+        self.transcript.scroll_to(message_id, query=query, occurrence=occurrence)
 
     # -- replies ---------------------------------------------------------------------------
 

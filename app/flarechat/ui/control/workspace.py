@@ -22,8 +22,9 @@ from flarechat.api.models import ModelInfo
 from flarechat.api.tokens import TokenCheck
 from flarechat.core.catalogue import CatalogueCache
 from flarechat.core.connect import ConfigurationError
-from flarechat.core.store import AsyncChatStore, StoreError
+from flarechat.core.store import AsyncChatStore, SearchHit, StoreError
 from flarechat.core.tasks import TaskKeeper
+from flarechat.paths import MAX_IMPORT_BYTES, read_regular_file
 from flarechat.settings.resolve import DEFAULT_API_BASE
 from flarechat.settings.schema import Settings
 from flarechat.ui.control.chat import ChatController
@@ -31,6 +32,7 @@ from flarechat.ui.control.preferences import DemoBackend, Preferences
 from flarechat.ui.control.view_data import VerifyInput
 
 if TYPE_CHECKING:  # the lab's file modules come after the first paint (LabController.start)
+    from flarechat.core.conversation import ConversationTree
     from flarechat.core.lab.exchange import LabExchange
 
 __all__ = ["CatalogueClient", "WorkspaceController"]
@@ -56,8 +58,8 @@ class WorkspaceController(QObject):
     Signals:
         conversations_changed(list): ConversationSummary list (pinned first, newest first).
         search_results(list): SearchHit list for the latest query across all conversations.
-        find_results(str, list): query, ids of every message matching it in the open
-            conversation (all branches), oldest first.
+        find_results(str, list): query, one message id per match of it in the open
+            conversation (all branches; a message with three matches thrice), oldest first.
         conversation_deleted(str, str): id and title of a deleted conversation (offer Undo).
         focus_requested(str): show this message (a search hit was opened on its branch).
         models_loaded(list, object, bool): ModelInfo list, fetch time (float | None), offline.
@@ -216,8 +218,9 @@ class WorkspaceController(QObject):
             self.search_results.emit(hits)
 
     def find(self, query: str) -> None:
-        """Find in the open conversation (Ctrl+F): every matching message, on every branch,
-        in the order they were written. Only the latest query's results are shown."""
+        """Find in the open conversation (Ctrl+F): every match, on every branch, in the order
+        they were written (a message's id once per occurrence in it, so "n of 3" counts
+        matches, not messages). Only the latest query's results are shown."""
         self._find_serial += 1
         self._spawn(self._find(query, self._find_serial), "find")
 
@@ -233,7 +236,7 @@ class WorkspaceController(QObject):
             self.chat.report_store_problem(error)
             return
         if serial == self._find_serial and self.chat.current_id == conversation_id:
-            self.find_results.emit(query, [h.message_id for h in hits if h.message_id in tree])
+            self.find_results.emit(query, _per_match(tree, hits, query))
 
     # -- export / import -------------------------------------------------------------------
 
@@ -278,8 +281,8 @@ class WorkspaceController(QObject):
         from flarechat.core import export  # when first used: the first paint never exports
 
         try:
-            text = await asyncio.to_thread(path.read_text, encoding="utf-8")
-            data = json.loads(text)
+            raw = await asyncio.to_thread(read_regular_file, path, limit=MAX_IMPORT_BYTES)
+            data = json.loads(raw.decode("utf-8"))
             report = await self._store.run(export.import_all, data)
         except (StoreError, OSError, ValueError) as error:
             self.notice.emit("error", "Import failed", str(error), [])
@@ -423,3 +426,17 @@ class WorkspaceController(QObject):
             self.chat.report_store_problem(error)
             return False
         return True
+
+
+def _per_match(tree: ConversationTree, hits: list[SearchHit], query: str) -> list[str]:
+    """Each hit's id once per occurrence of ``query`` in its text (at least once: the index
+    matched it, as by a stem the plain text does not spell)."""
+    from flarechat.core.find_text import find_ranges  # when first used: start-up never finds
+
+    ids: list[str] = []
+    for hit in hits:
+        message_id = hit.message_id
+        if message_id is not None and message_id in tree:
+            count = len(find_ranges(tree.get(message_id).content, query))
+            ids.extend([message_id] * max(1, count))
+    return ids

@@ -24,6 +24,7 @@ from flarechat.core.store import StoreError
 from flarechat.core.tasks import TaskKeeper
 from flarechat.ui.control.chat import ChatController
 from flarechat.ui.control.preferences import Preferences
+from flarechat.versioned_file import FileNotWritable
 
 if TYPE_CHECKING:
     # The library's items and file are imported by start(), after the first paint (~10 ms
@@ -92,6 +93,11 @@ class LabController(QObject):
         self._clock = clock
         self._jobs = TaskKeeper("lab")
         self._save_lock = asyncio.Lock()
+        #: set once the file was read (or failed to): no save before, which would replace
+        #: the user's library with what was made in the meantime (issue 25 item 2)
+        self._loaded = asyncio.Event()
+        if library is not None:
+            self._loaded.set()  # given whole: there is no file to wait for
         self._models: dict[str, ModelInfo] = {}
         self._adhoc_values: dict[str, dict[str, str]] = {}  # per template text, this session
         self._day_rows: ReplyRows = []
@@ -137,6 +143,7 @@ class LabController(QObject):
             asyncio.get_running_loop()
         except RuntimeError:
             self.library = self.store.load()
+            self._loaded.set()
             self.library_changed.emit()
             return
         self._jobs.spawn(self.load(), name="load-lab")
@@ -148,10 +155,17 @@ class LabController(QObject):
         self.refresh_usage()
 
     async def load(self) -> None:
-        """Read the lab file off the GUI thread (start-up)."""
-        self.library = await asyncio.to_thread(self.store.load)
+        """Read the lab file off the GUI thread (start-up). What was saved while it was being
+        read joins what it holds, and is saved once it is known."""
+        made_meanwhile = self._library
+        try:
+            self.library = await asyncio.to_thread(self.store.load)
+        finally:
+            self._loaded.set()
         for problem in self.store.problems:
             self.problem.emit(problem)
+        if made_meanwhile is not None and _join(self.library, made_meanwhile):
+            self._jobs.spawn(self._save(), name="save-lab")
         self.library_changed.emit()
         # The file is read after the first paint, when the start-up's new chat may be open
         # already: it starts from the default preset all the same.
@@ -164,9 +178,12 @@ class LabController(QObject):
         self._jobs.spawn(self._save(), name="save-lab")
 
     async def _save(self) -> None:
+        await self._loaded.wait()
         async with self._save_lock:
             try:
                 await asyncio.to_thread(self.store.save, self.library)
+            except FileNotWritable as error:
+                self.problem.emit(f"The presets and templates were not saved. {error}")
             except (OSError, ValueError) as error:
                 self.problem.emit(f"The presets and templates could not be saved ({error}).")
 
@@ -463,3 +480,20 @@ class LabController(QObject):
 
     async def drain(self) -> None:
         await self._jobs.drain()
+
+
+def _join(library: LabLibrary, extra: LabLibrary) -> bool:
+    """Add ``extra``'s presets, prompts and templates to ``library``; whether any were."""
+    added = False
+    for preset in extra.presets:
+        library.presets.put(preset)
+        added = True
+    for prompt in extra.prompts:
+        library.prompts.put(prompt)
+        added = True
+    for template in extra.templates:
+        library.templates.put(template)
+        added = True
+    if extra.default_preset_id is not None:
+        library.default_preset_id = extra.default_preset_id
+    return added

@@ -100,8 +100,8 @@ class MessageView(QFrame):
     Concealed, they keep their place, focus and accessible names (only their painting is held
     back), so Tab still reaches them, which shows them, and the text never moves.
 
-    Find marks: ``mark_matches(query)`` highlights every occurrence of a query in the shown
-    text (the first one stronger) until ``clear_matches()``.
+    Find marks: ``mark_matches(query, current=k)`` highlights every occurrence of a query in
+    the shown text (occurrence k stronger) until ``clear_matches()``.
 
     Signals (all carry the message id):
         regenerate_requested(str), edit_requested(str), continue_requested(str),
@@ -135,6 +135,7 @@ class MessageView(QFrame):
         self._actions: list[QToolButton] = []
         self._hovered = self._focused = self._pinned = False
         self._query = ""
+        self._current_match: int | None = None  # the find bar's current occurrence in it
         self._marks_timer: QTimer | None = None
         self._label_marks: tuple[str, str] | None = None  # a user label's (marked, plain) text
         self._start_at_column_width(parent)
@@ -334,17 +335,25 @@ class MessageView(QFrame):
 
     # -- find marks ------------------------------------------------------------------------------
 
-    def mark_matches(self, query: str) -> QRect | None:
+    def mark_matches(self, query: str, *, current: int | None = 0) -> QRect | None:
         """Highlight every occurrence of ``query`` in the shown text (case-insensitive; in code
-        blocks and tables too), the first one stronger. Where the first one is, in this
-        widget's coordinates (None: no occurrence, or the body is still rendering; it is
-        marked when done)."""
+        blocks and tables too), occurrence ``current`` (an index; None: none) stronger. Where
+        that one is, in this widget's coordinates (None: no such occurrence, or the body is
+        still rendering; it is marked when done)."""
         self._query = query.strip()
+        self._current_match = current
         return self._apply_marks()
 
     def clear_matches(self) -> None:
         self._query = ""
+        self._current_match = None
         self._apply_marks()
+
+    def current_match_range(self) -> tuple[int, int] | None:
+        """The marked range shown stronger (the find bar's current match), or None."""
+        ranges = self.match_ranges()
+        index = self._current_match
+        return ranges[index] if index is not None and 0 <= index < len(ranges) else None
 
     def match_ranges(self) -> list[tuple[int, int]]:
         """The marked [start, end) ranges: in the plain text of what is shown (the body's
@@ -374,19 +383,24 @@ class MessageView(QFrame):
         return self._mark_pages(self._pages())
 
     def _mark_pages(self, pages: list[QTextBrowser]) -> QRect | None:
-        """Mark ``pages`` (the first occurrence strong); where that one is, or None."""
+        """Mark ``pages`` (the current occurrence strong, counted across them); where that
+        one is, or None."""
         # Imported when a query is first marked, as are the others of the module: the first
         # frame marks nothing, and its Qt text-format classes' enums cost start-up (#12).
         from flarechat.ui.transcript.match_marks import mark_page
 
         palette = current_palette()
         spot: QRect | None = None
+        wanted = self._current_match
+        before = 0  # occurrences on the pages before this one
         for page in pages:
-            current = 0 if spot is None else None
+            current = None if wanted is None else wanted - before
             cursors = mark_page(page, self._query, palette=palette, current=current)
-            if cursors and spot is None:
-                rect = page.cursorRect(cursors[0]).united(page.cursorRect(_start_of(cursors[0])))
+            if current is not None and 0 <= current < len(cursors):
+                cursor = cursors[current]
+                rect = page.cursorRect(cursor).united(page.cursorRect(_start_of(cursor)))
                 spot = QRect(page.viewport().mapTo(self, rect.topLeft()), rect.size())
+            before += len(cursors)
         return spot
 
     def _mark_user_text(self) -> QRect | None:
@@ -404,9 +418,10 @@ class MessageView(QFrame):
         ranges = find_ranges(shown, self._query) if self._query else []
         if ranges:
             label.setTextFormat(Qt.TextFormat.RichText)
-            label.setText(marked_html(shown, ranges, palette=current_palette()))
+            current = self._current_match
+            label.setText(marked_html(shown, ranges, palette=current_palette(), current=current))
             self._label_marks = (label.text(), shown)
-            return label.geometry()
+            return label.geometry() if current is not None else None
         if label.textFormat() != Qt.TextFormat.PlainText:
             label.setTextFormat(Qt.TextFormat.PlainText)
             label.setText(shown)
