@@ -71,7 +71,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--demo",
         action="store_true",
-        help="open the window against the built-in emulator (replies are simulated)",
+        help=(
+            "open the window against the built-in emulator (replies are simulated); its "
+            "Simulate menu makes the next requests meet a busy model, a slow first byte, the "
+            "daily allocation used up or a licence to accept, to see each banner"
+        ),
     )
     return parser
 
@@ -89,6 +93,7 @@ def _start_demo() -> DemoBackend:
         account_id=DEMO_ACCOUNT_ID,
         token=DEMO_TOKEN,
         stop=server.stop,
+        control=server.control,  # the Simulate menu: POST /__emulator__/control with its token
     )
 
 

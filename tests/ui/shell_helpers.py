@@ -151,6 +151,7 @@ def _demo_starter(emulator: EmulatorServer, starts: list[int]) -> Callable[[], D
             account_id=DEMO_ACCOUNT_ID,
             token="demo-token",
             stop=lambda: None,
+            control=emulator.control,  # the Simulate menu's way in, as flarechat.main gives it
         )
 
     return start_demo

@@ -23,9 +23,9 @@ from flarechat.api.config import (
     Route,
     SamplingParams,
 )
-from flarechat.api.errors import WorkersAIError
+from flarechat.api.errors import ErrorKind, WorkersAIError
 from flarechat.api.schema import ModelSchema
-from flarechat.core import figures
+from flarechat.core import figures, ledger
 from flarechat.core.connect import HistoryMessage, build_request, capabilities_from
 from flarechat.core.turn import TurnState
 
@@ -41,6 +41,7 @@ __all__ = [
     "timings_record",
     "tool_calls_record",
     "usage_record",
+    "waited_out_capacity",
 ]
 
 #: A wait before the server answered is shown from this many seconds on (shorter is latency).
@@ -196,9 +197,21 @@ def tool_calls_record(state: TurnState) -> list[dict[str, Any]]:
     return [{"id": c.id, "name": c.name, "arguments": c.arguments_json} for c in state.calls]
 
 
-def timings_record(state: TurnState) -> dict[str, Any]:
-    """The turn's timings, rounded as they are shown, all measured from the user's send."""
+def waited_out_capacity(state: TurnState) -> bool:
+    """Whether a capacity refusal (3040) was waited out before this attempt."""
+    retry = state.last_retry
+    return retry is not None and retry.error.kind == ErrorKind.CAPACITY
+
+
+def timings_record(state: TurnState, *, queued: bool = False) -> dict[str, Any]:
+    """The turn's timings, rounded as they are shown, all measured from the user's send.
+
+    ``queued``: the reply waited in Workers AI's queue on purpose (Wait in queue); a 3040
+    waited out says so too. Only then is the wait before the answer called a queue.
+    """
     record: dict[str, Any] = {"attempts": state.attempt, "streamed": state.streamed}
+    if queued or waited_out_capacity(state):
+        record["queued"] = True
     measures = {
         "queue_wait": (state.queue_wait, figures.DURATION_DECIMALS),
         "ttft": (state.ttft, figures.TTFT_DECIMALS),
@@ -246,8 +259,11 @@ def _timing_parts(timings: Mapping[str, Any]) -> list[str]:
     parts: list[str] = []
     queue = figures.stored_number(timings.get("queue_wait"))
     streamed = timings.get("streamed") is not False
-    # A reply that came as one body spent all its time "before the headers": no queue figure.
-    if streamed and queue is not None and queue >= QUEUE_SHOWN_FROM:
+    # Called a queue only when the protocol said so (Wait in queue, a 3040 waited out): a
+    # slow first byte is in the TTFT; a reply that came as one body spent all its time
+    # "before the headers" generating.
+    queued = timings.get("queued") is True
+    if queued and streamed and queue is not None and queue >= QUEUE_SHOWN_FROM:
         parts.append(figures.queue_text(queue))
     if (ttft := figures.stored_number(timings.get("ttft"))) is not None:
         parts.append(figures.ttft_text(ttft))
@@ -276,10 +292,12 @@ def figures_text(
         cached=figures.stored_count(usage.get("cached_tokens")),
     )
     parts += [tokens] if tokens else []
+    # Neurons as the ledger charges them: a cache HIT's replayed figure was not billed.
     neurons = figures.stored_number(meta.get("neurons"))
     neurons = neurons if neurons is not None else figures.stored_number(usage.get("neurons"))
-    if neurons is not None:
-        parts.append(figures.neurons_text(neurons))
+    spent = ledger.charge(usage, meta, None)
+    if neurons is not None and spent is not None:
+        parts.append(figures.neurons_text(spent.neurons))
     if isinstance(cache := meta.get("cache_status"), str) and cache:
         parts.append(f"cache {cache}")
     return figures.SEPARATOR.join(parts)

@@ -91,7 +91,9 @@ class RequestMaker:
             problems = getattr(error, "problems", None) or [str(error)]
             raise NotSent(" ".join(problems), ErrorKind.BAD_REQUEST) from error
         message.request = records.request_record(conn, request)
-        return Reply(message, conn, request, TurnState(started_at=sent_at))
+        reply = Reply(message, conn, request, TurnState(started_at=sent_at))
+        reply.waits_in_queue = reject_if_busy is False  # Wait in queue's resend
+        return reply
 
     async def _build(
         self, message: Message, conn: Connection, *, reject_if_busy: bool | None

@@ -20,6 +20,7 @@ from flarechat.api.events import (
     ToolCallDelta,
 )
 from flarechat.api.retry import RetryPolicy
+from flarechat.core import ledger
 from flarechat.core.conversation import STATUS_FAILED, Message
 from flarechat.core.session import records
 from flarechat.core.session.events import (
@@ -191,8 +192,9 @@ class ReplyRunner:
         self.fail_unsent(message, text=str(error), kind=kind)
 
     def _sent(self, reply: Reply) -> None:
-        queued = reply.request.reject_if_busy is False
-        self._phase(reply, Phase.QUEUED if queued else Phase.SENT)
+        # Reject if busy off alone says nothing of a queue: a slow first byte, or a reply
+        # that does not stream (gpt-oss on /ai/run) generating, is waiting for a first token.
+        self._phase(reply, Phase.QUEUED if reply.queued else Phase.SENT)
 
     def _phase(self, reply: Reply, phase: Phase) -> None:
         self._emit(PhaseChanged(self._id, reply.message.id, phase, self._clock()))
@@ -310,7 +312,9 @@ class ReplyRunner:
         message.finish_reason = state.finish_reason
         message.usage = records.usage_record(state)
         message.meta = records.meta_record(state)
-        message.timings = records.timings_record(state)
+        if reply.conn.simulated:  # the ledger keeps demo mode's replies apart
+            message.meta = ledger.mark_demo(message.meta)
+        message.timings = records.timings_record(state, queued=reply.queued)
         error = state.error
         message.error = {"kind": str(error.kind), "message": error.message} if error else None
         message.tool_calls = records.tool_calls_record(state)

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+from flarechat.core import ledger
 from flarechat.core.conversation import (
     STATUS_INTERRUPTED,
     STATUS_STREAMING,
@@ -24,6 +25,7 @@ from flarechat.core.conversation import (
     Message,
     new_id,
 )
+from flarechat.core.ledger import LedgerRow
 from flarechat.core.store import _codec as codec
 from flarechat.core.store._errors import (
     NotFound,
@@ -43,7 +45,7 @@ from flarechat.core.store._schema import (
 from flarechat.core.store._search import SearchHit, search
 from flarechat.core.store._selection import explicit_selection, selection_after_add
 from flarechat.core.store._types import UNSET, ConversationSummary, OpenReport, Revision, Unset
-from flarechat.core.store._usage import neurons_since, replies_since, utc_day_start
+from flarechat.core.store._usage import replies_since, utc_day_start
 from flarechat.paths import private_file
 
 __all__ = ["BUSY_TIMEOUT_MS", "SEARCH_INDEXES", "ChatStore"]
@@ -634,17 +636,15 @@ class ChatStore:
         return search(self._conn, query, limit=limit, conversation_id=conversation_id)
 
     @_translated
-    def neurons_today(self, *, now: float | None = None) -> float:
-        """Neurons of the assistant replies created since 00:00 UTC on ``now``'s day (default:
-        the store's clock), in every conversation — what counts against the daily allocation."""
-        start = utc_day_start(self._clock() if now is None else now)
-        return neurons_since(self._conn, since=start, until=start + _SECONDS_PER_DAY)
+    def neurons_today(self, *, now: float | None = None, demo: bool = False) -> float:
+        """Neurons billed since 00:00 UTC on ``now``'s day (default: the store's clock), in
+        every conversation, to the real account (or to demo mode): the ledger's day total."""
+        rows = self.replies_today(now=now)
+        return ledger.day_usage(rows, {}, demo=demo).neurons
 
     @_translated
-    def replies_today(
-        self, *, now: float | None = None
-    ) -> list[tuple[str | None, dict[str, Any] | None, dict[str, Any] | None]]:
-        """(model, usage, meta) of today's replies (UTC day), for the day's cost estimate."""
+    def replies_today(self, *, now: float | None = None) -> list[LedgerRow]:
+        """(model, usage, meta, error) of today's replies (UTC day), for the usage ledger."""
         start = utc_day_start(self._clock() if now is None else now)
         return replies_since(self._conn, since=start, until=start + _SECONDS_PER_DAY)
 

@@ -261,25 +261,27 @@ class ChatPane(QWidget):
             self.transcript.set_siblings(message_id, index, count)
 
     def on_turn_phase_changed(self, message_id: str, phase: str) -> None:
-        """A reply sent with Reject if busy off waits in the model's queue: once that lasts
-        QUEUE_SHOWN_AFTER_MS, the composer says so and counts the wait up."""
+        """A reply sent waits for its answer: once that lasts QUEUE_SHOWN_AFTER_MS, the
+        composer counts the wait up, calling it a queue only when the session says it is one
+        (Wait in queue, a 3040 waited out), else waiting for the first token."""
         if not self.chat.is_shown(message_id):
             return
         from flarechat.core.session import Phase  # loaded with the chat engine (issue #12)
 
         self._phase = (message_id, phase)
-        if phase == Phase.QUEUED:
+        if phase in (Phase.QUEUED, Phase.SENT):
             QTimer.singleShot(
-                QUEUE_SHOWN_AFTER_MS, functools.partial(self._still_queued, message_id)
+                QUEUE_SHOWN_AFTER_MS, functools.partial(self._still_waiting, message_id, phase)
             )
         else:
             self.composer.clear_queued()
 
-    def _still_queued(self, message_id: str) -> None:
+    def _still_waiting(self, message_id: str, phase: str) -> None:
         from flarechat.core.session import Phase
 
-        if self._phase == (message_id, Phase.QUEUED) and self.chat.is_running(message_id):
-            self.composer.show_queued(QUEUE_SHOWN_AFTER_MS / 1000)
+        if self._phase == (message_id, phase) and self.chat.is_running(message_id):
+            queued = phase == Phase.QUEUED
+            self.composer.show_queued(QUEUE_SHOWN_AFTER_MS / 1000, queued=queued)
 
     def on_text_appended(self, message_id: str, text: str) -> None:
         # (the queue status went with the reply's "streaming" phase, not once per token)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from flarechat.api.errors import ErrorKind
 from flarechat.api.models import ModelInfo
-from flarechat.core import figures, meters
+from flarechat.core import figures, ledger, meters
 from flarechat.core.connect import PARAM_RESPONSE_FORMAT, PARAM_TOOLS
 from flarechat.core.conversation import ROLE_ASSISTANT, STATUS_DONE, ConversationTree, Message
 from flarechat.ui.control.view_data import MessageData, ToolCallData
@@ -56,7 +56,8 @@ def meta_line(message: Message, *, info: ModelInfo | None = None) -> str:
     from flarechat.core.session import records
 
     line = records.figures_text(message.timings, message.usage, message.meta)
-    cost = meters.reply_cost(message.usage, info)
+    spent = ledger.charge(message.usage, message.meta, info)  # what the meters count
+    cost = spent.cost if spent is not None else None
     if cost is None:
         return line
     return figures.SEPARATOR.join(filter(None, [line, meters.cost_text(cost)]))

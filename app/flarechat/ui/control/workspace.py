@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 #: Results shown for a search across all conversations (find in one shows every match).
 SEARCH_LIMIT = 50
 FORMATS = {"markdown": ".md", "json": ".json"}
+SIMULATION_FAILED = "The emulator did not take the simulation"
 
 
 class CatalogueClient(Protocol):
@@ -65,6 +66,7 @@ class WorkspaceController(QObject):
         models_loading(bool): a live catalogue fetch started / ended.
         configured_changed(bool): whether replies can be requested (account set up, or demo).
         demo_changed(bool): demo mode switched on.
+        simulated(str): a Simulate menu entry was set up in the emulator (what happens next).
         notice(str, str, str, list): kind, title, text, [(action id, label)] for a banner.
     """
 
@@ -77,6 +79,7 @@ class WorkspaceController(QObject):
     models_loading = Signal(bool)
     configured_changed = Signal(bool)
     demo_changed = Signal(bool)
+    simulated = Signal(str)
     notice = Signal(str, str, str, list)
 
     def __init__(
@@ -377,6 +380,30 @@ class WorkspaceController(QObject):
         self.prefs.use_demo(backend)
         self.demo_changed.emit(True)
         self._connection_changed()
+
+    @property
+    def can_simulate(self) -> bool:
+        """Whether the Simulate menu applies: demo mode, with an emulator that takes controls."""
+        return self.prefs.demo is not None and self.prefs.demo.control is not None
+
+    def simulate(self, key: str) -> None:
+        """Demo mode's Simulate menu: tell the emulator what to do wrong next (off the GUI
+        thread); ``simulated`` says what was set up, a notice why it could not be."""
+        self._spawn(self.run_simulation(key), "simulate")
+
+    async def run_simulation(self, key: str) -> None:
+        from flarechat.ui.control.simulations import simulation
+
+        demo, chosen = self.prefs.demo, simulation(key)
+        if demo is None or demo.control is None:
+            return  # demo mode ended meanwhile: nothing to simulate on
+        try:
+            await asyncio.to_thread(demo.control, chosen.action, **chosen.arguments)
+        except (RuntimeError, OSError) as error:
+            log.info("simulation %s refused: %s", key, error)
+            self.notice.emit("error", SIMULATION_FAILED, str(error), [])
+            return
+        self.simulated.emit(chosen.done)
 
     def save_ui_state(self, state: dict[str, str]) -> None:
         self.prefs.settings.ui_state = dict(state)

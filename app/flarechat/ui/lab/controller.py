@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from PySide6.QtCore import QObject, Signal
 
 from flarechat.api.models import ModelInfo
-from flarechat.core import meters
+from flarechat.core import ledger, meters
 from flarechat.core.connect import ConfigurationError
 from flarechat.core.conversation import ConversationTree, new_id
 from flarechat.core.lab.variables import variables
@@ -41,7 +41,7 @@ __all__ = ["DayUsageSource", "LabController"]
 
 log = logging.getLogger(__name__)
 
-ReplyRows = list[tuple[str | None, dict[str, Any] | None, dict[str, Any] | None]]
+ReplyRows = list[ledger.LedgerRow]
 #: A conversation with more messages than this has its usage summed off the GUI thread:
 #: summing thousands of replies would hold up the first paint of the conversation opened.
 USAGE_INLINE_MAX = 500
@@ -101,7 +101,8 @@ class LabController(QObject):
         self._models: dict[str, ModelInfo] = {}
         self._adhoc_values: dict[str, dict[str, str]] = {}  # per template text, this session
         self._day_rows: ReplyRows = []
-        self.day = meters.UsageTotal()
+        #: today's usage of the account in use (demo mode's own, in demo mode): the ledger's
+        self.day = ledger.DayUsage()
         #: The open conversation's usage, summed once per key (see conversation_usage).
         #: totals of the last few states summed (switching back to a chat sums it no more)
         self._conversation_totals: dict[_UsageKey, meters.UsageTotal] = {}
@@ -366,7 +367,7 @@ class LabController(QObject):
     def set_models(self, models: Sequence[ModelInfo]) -> None:
         self._models = {m.name: m for m in models}
         self._usage_epoch += 1
-        self.day = meters.total_usage(self._day_rows, self._models)  # prices may be new
+        self.day = self._day_usage(self._day_rows)  # prices may be new
         self.usage_changed.emit()
 
     def model_info(self, model: str | None = None) -> ModelInfo | None:
@@ -434,12 +435,18 @@ class LabController(QObject):
     def now(self) -> datetime:
         return datetime.fromtimestamp(self._clock(), UTC)
 
+    def _day_usage(self, rows: ReplyRows) -> ledger.DayUsage:
+        """The day as the ledger reads it, for the account in use: demo mode's replies never
+        count against the real account's allocation (nor the real ones in demo mode)."""
+        return ledger.day_usage(rows, self._models, demo=self.prefs.demo is not None)
+
     def on_turn_finished(self, *_: object) -> None:
         self._usage_epoch += 1  # the reply's usage arrived with it
         self.refresh_usage()
 
     def _on_turn_failed(self, *_: object) -> None:
         self._usage_epoch += 1  # a reply cut short may still have been billed
+        self.refresh_usage()  # ...and a daily-allocation refusal fills the gauge
 
     def on_models_loaded(self, models: list[ModelInfo], *_: object) -> None:
         self.set_models(models)
@@ -462,7 +469,7 @@ class LabController(QObject):
             log.info("today's usage unavailable: %s", error)
             return
         self._day_rows = rows
-        self.day = meters.total_usage(rows, self._models)
+        self.day = self._day_usage(rows)
         self.usage_changed.emit()
 
     # -- lifetime ----------------------------------------------------------------------------
