@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from flarechat import safejson
@@ -87,7 +88,7 @@ class ReplyDecoder:
                 )
             elif isinstance(event, Finished) and event.tool_calls:
                 calls = tuple(self._redacted_call(call) for call in event.tool_calls)
-                event = Finished(event.reason, tool_calls=calls)
+                event = replace(event, tool_calls=calls)
             out.append(event)
         return out
 
@@ -220,7 +221,10 @@ class ReplyDecoder:
             events.append(usage)
         calls = self._tools.calls()
         default = _TOOL_CALLS_FINISH if calls else _DEFAULT_FINISH
-        events.append(Finished(self._finish or default, tool_calls=calls))
+        unclosed = self._think.unclosed
+        events.append(
+            Finished(self._finish or default, tool_calls=calls, reasoning_unclosed=unclosed)
+        )
         return events
 
     def _choice(self, choice: Mapping[str, Any]) -> list[ChatEvent]:

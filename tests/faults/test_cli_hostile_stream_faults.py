@@ -1,0 +1,124 @@
+"""Hostile streams on the command line: replies the emulator does not script (a ``<think>`` that
+never closes, thousands of tool calls, odd SSE framing…), sent raw by the suite's hostile
+server. Each ends cleanly, prints what arrived, says what happened and leaks no token.
+
+Case names start with the item of issue 25 they cover (``item8-…``) where there is one."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from leaks import assert_no_secret
+
+from flarechat.emulator import DEMO_ACCOUNT_ID
+from support.cli import run_cli
+from support.hostile import HostileServer, answer, http_head
+
+TOKEN = "tok-faults-stream-9e4d21b7c3"
+STREAM_HEAD = {"content-type": "text/event-stream", "connection": "close"}
+#: 5 MB of reasoning, in 100 chunks of 50,000 characters.
+THINK_CHUNK = ("a long thought, going on and on " * 1563)[:49_999] + "\n"
+THINK_CHUNKS = 100
+
+Ask = Callable[..., tuple[int, str, str]]
+
+
+def _sse(*payloads: bytes) -> bytes:
+    return http_head(200, STREAM_HEAD) + b"".join(b"data: " + p + b"\n\n" for p in payloads)
+
+
+def _text(text: str) -> bytes:
+    return json.dumps({"response": text}).encode()
+
+
+@pytest.fixture
+def cli(
+    monkeypatch: pytest.MonkeyPatch, isolated_profile: Path, logged: pytest.LogCaptureFixture
+) -> Iterator[Ask]:
+    """``run(capsys, server, *argv)``: ``flarechat`` in-process against ``server``; then no
+    form of the token in what it printed, logged (at DEBUG) or wrote to the profile."""
+    monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", DEMO_ACCOUNT_ID)
+    monkeypatch.setenv("CLOUDFLARE_API_TOKEN", TOKEN)
+    outputs: list[str] = []
+
+    def run(
+        capsys: pytest.CaptureFixture[str], server: HostileServer, *argv: str
+    ) -> tuple[int, str, str]:
+        monkeypatch.setenv("FLARECHAT_API_BASE", server.api_base)
+        result = run_cli(capsys, *argv, token=TOKEN)
+        outputs.extend((result.out, result.err))
+        assert "Traceback" not in result.err
+        return result.code, result.out, result.err
+
+    yield run
+    assert_no_secret(TOKEN, paths=[isolated_profile], texts=[*outputs, logged.text])
+
+
+# -- item 8: a <think> that never closes -----------------------------------------------------
+
+
+def _unclosed_think() -> bytes:
+    return _sse(_text("<think>"), *(_text(THINK_CHUNK) for _ in range(THINK_CHUNKS)), b"[DONE]")
+
+
+def test_item8_an_unclosed_think_prints_the_reasoning_labelled_and_says_why_stdout_is_empty(
+    cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with HostileServer(answer(_unclosed_think())) as server:
+        code, out, err = cli(capsys, server, "ask", "Think?")
+    assert code == 0, err[-500:]
+    assert out == ""  # stdout is the answer, and there was none
+    assert "flarechat: the reply's reasoning (5,000,000 characters):" in err
+    assert THINK_CHUNK * THINK_CHUNKS in err  # every character that came
+    assert "all reasoning (its <think> block was never closed)" in err
+
+
+def test_item8_an_unclosed_think_with_show_reasoning_is_printed_once_and_noted(
+    cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with HostileServer(answer(_unclosed_think())) as server:
+        code, out, err = cli(capsys, server, "ask", "--show-reasoning", "Think?")
+    assert code == 0, err[-500:]
+    assert out == ""
+    assert err.count(THINK_CHUNK) == THINK_CHUNKS  # streamed as it came, not again at the end
+    assert "reasoning (5,000,000 characters)" not in err
+    assert "all reasoning (its <think> block was never closed)" in err
+
+
+def test_item8_a_think_opened_across_chunks_and_never_closed_is_still_noted(
+    cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = _sse(_text(" <th"), _text("ink>"), _text("Pondering"), _text(" </thi"), b"[DONE]")
+    with HostileServer(answer(data)) as server:
+        code, out, err = cli(capsys, server, "ask", "Think?")
+    assert code == 0, err
+    assert out == ""
+    assert "Pondering </thi" in err  # a half close tag is reasoning too, kept as it came
+    assert "its <think> block was never closed" in err
+
+
+def test_item8_a_closed_think_with_no_answer_after_it_says_so(
+    cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = _sse(_text("<think>Hmm, nothing to say.</think>"), _text("  "), b"[DONE]")
+    with HostileServer(answer(data)) as server:
+        code, out, err = cli(capsys, server, "ask", "Think?")
+    assert code == 0, err
+    assert out.strip() == ""
+    assert "Hmm, nothing to say." in err
+    assert "all reasoning (no answer followed it)" in err
+
+
+def test_item8_ask_json_keeps_all_the_unclosed_reasoning_in_the_record(
+    cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with HostileServer(answer(_unclosed_think())) as server:
+        code, out, err = cli(capsys, server, "ask", "--json", "Think?")
+    assert code == 0, err
+    record = json.loads(out)
+    assert record["text"] == ""
+    assert record["reasoning"] == THINK_CHUNK * THINK_CHUNKS
+    assert record["reasoning_unclosed"] is True
