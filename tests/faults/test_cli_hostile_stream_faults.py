@@ -122,3 +122,52 @@ def test_item8_ask_json_keeps_all_the_unclosed_reasoning_in_the_record(
     assert record["text"] == ""
     assert record["reasoning"] == THINK_CHUNK * THINK_CHUNKS
     assert record["reasoning_unclosed"] is True
+
+
+# -- tool calls ----------------------------------------------------------------------------
+
+
+def _call(index: int, *, name: str | None, arguments: str, call_id: str | None = None) -> bytes:
+    """One streamed OpenAI tool-call fragment (``name``/``call_id`` None: a later fragment)."""
+    function: dict[str, str] = {"arguments": arguments}
+    if name is not None:
+        function["name"] = name
+    entry: dict[str, object] = {"index": index, "type": "function", "function": function}
+    if call_id is not None:
+        entry["id"] = call_id
+    return json.dumps({"choices": [{"delta": {"tool_calls": [entry]}}]}).encode()
+
+
+def test_a_streamed_tool_call_echoing_the_token_is_printed_redacted(
+    cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    echo = json.dumps({"query": f"Bearer {TOKEN}", "again": TOKEN})
+    data = _sse(
+        _call(0, name="look", call_id="c0", arguments=echo[:20]),
+        _call(0, name=None, arguments=echo[20:]),  # the token split across two fragments
+        b"[DONE]",
+    )
+    with HostileServer(answer(data)) as server:
+        code, _out, err = cli(capsys, server, "ask", "Look?")
+        _code, out_json, _err = cli(capsys, server, "ask", "--json", "Look?")
+    assert code == 0, err
+    assert "tool call: look(" in err
+    assert "[REDACTED]" in err
+    [call] = json.loads(out_json)["tool_calls"]
+    assert call["name"] == "look"
+    assert "[REDACTED]" in json.dumps(call)
+
+
+def test_item6_10000_streamed_tool_calls_are_each_printed(
+    cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = []
+    for index in range(10_000):
+        calls.append(_call(index, name="look", call_id=f"c{index}", arguments=""))
+        calls.append(_call(index, name=None, arguments=json.dumps({"n": index})))
+    with HostileServer(answer(_sse(*calls, b"[DONE]"))) as server:
+        code, _out, err = cli(capsys, server, "ask", "Look everything up")
+    assert code == 0, err[-500:]
+    lines = [line for line in err.splitlines() if line.startswith("tool call: ")]
+    assert len(lines) == 10_000
+    assert lines[-1] == 'tool call: look({"n": 9999})'

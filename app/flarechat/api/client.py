@@ -92,6 +92,9 @@ _EVENT_STREAM = "text/event-stream"
 _SSE_ENCODING = "utf-8"  # what the SSE spec prescribes
 _HTML = "text/html"
 #: The body a capped copy no longer has in the original's framing or encoding.
+#: The most events of one read handed on before the event loop gets a turn (the window's
+#: GUI thread runs on that loop; a read may hold 10,000 tool calls).
+_EVENTS_PER_TURN = 200
 _BODY_FRAMING = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 _T = TypeVar("_T")
 
@@ -447,9 +450,11 @@ class WorkersAIClient:
                 data = await watch.read(reader.take(), received=call.received)
                 read = sse.feed(data) if data is not None else sse.end()
                 events, error = _decode_chunk(decoder, read, watch)
-                for event in merge_deltas(events):
+                for count, event in enumerate(merge_deltas(events), 1):
                     call.received = call.received or not isinstance(event, _NOT_CONTENT)
                     yield event
+                    if count % _EVENTS_PER_TURN == 0:
+                        await asyncio.sleep(0)  # a read of 10,000 tool calls lets the loop run
                 if error is not None:
                     raise error  # after what came before it in the same read
                 if data is None:

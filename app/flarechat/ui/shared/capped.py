@@ -108,8 +108,14 @@ class ShowAllButton(QToolButton):
     it opens (a monospace part's viewer is monospace too).
     """
 
-    def __init__(self, title: str, *, font: Callable[[], QFont] | None = None) -> None:
-        super().__init__()
+    def __init__(
+        self,
+        title: str,
+        *,
+        font: Callable[[], QFont] | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
         self.setObjectName("showAllButton")
         mute(self)
         self.setAutoRaise(True)

@@ -174,7 +174,7 @@ class ReasoningSection(QWidget):
         self._text.setTextFormat(Qt.TextFormat.PlainText)
         self._text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._text.setContentsMargins(REASONING_RULE_PX + 10, 2, 0, 2)
-        self.show_all = ShowAllButton("The model's reasoning")
+        self.show_all = ShowAllButton("The model's reasoning", parent=self)
         self._body = QWidget(self)
         body = QVBoxLayout(self._body)
         body.setContentsMargins(0, 0, 0, 0)
