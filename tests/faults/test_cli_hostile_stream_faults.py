@@ -6,6 +6,7 @@ Case names start with the item of issue 25 they cover (``item8-…``) where ther
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,7 +16,7 @@ from leaks import assert_no_secret
 
 from flarechat.emulator import DEMO_ACCOUNT_ID
 from support.cli import run_cli
-from support.hostile import HostileServer, answer, http_head
+from support.hostile import HostileServer, Script, answer, http_head
 
 TOKEN = "tok-faults-stream-9e4d21b7c3"
 STREAM_HEAD = {"content-type": "text/event-stream", "connection": "close"}
@@ -171,3 +172,130 @@ def test_item6_10000_streamed_tool_calls_are_each_printed(
     lines = [line for line in err.splitlines() if line.startswith("tool call: ")]
     assert len(lines) == 10_000
     assert lines[-1] == 'tool call: look({"n": 9999})'
+
+
+def test_tool_call_arguments_that_are_not_json_are_printed_as_they_came(
+    cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = _sse(_call(0, name="look", call_id="c0", arguments="{city: Paris"), b"[DONE]")
+    with HostileServer(answer(data)) as server:
+        code, _out, err = cli(capsys, server, "ask", "Look?")
+        _code, out_json, _err = cli(capsys, server, "ask", "--json", "Look?")
+    assert code == 0, err
+    assert "tool call: look({city: Paris)" in err
+    [call] = json.loads(out_json)["tool_calls"]
+    assert call["arguments"] == "{city: Paris"
+
+
+def test_a_tool_call_with_no_name_is_printed_saying_so(
+    cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = _sse(_call(0, name=None, call_id="c0", arguments='{"q": 1}'), b"[DONE]")
+    with HostileServer(answer(data)) as server:
+        code, _out, err = cli(capsys, server, "ask", "Look?")
+    assert code == 0, err
+    assert 'tool call with no name: {"q": 1}' in err
+
+
+# -- SSE framing the emulator never sends ----------------------------------------------------
+
+HELLO = (_text("Hello"), _text(" there"), b"[DONE]")
+FRAMINGS = {
+    "crlf-line-endings": b"".join(b"data: " + p + b"\r\n\r\n" for p in HELLO),
+    "cr-only-line-endings": b"".join(b"data: " + p + b"\r\r" for p in HELLO),
+    "mixed-line-endings": b"data: "
+    + HELLO[0]
+    + b"\r\n\n"
+    + b"data: "
+    + HELLO[1]
+    + b"\r\r"
+    + b"data: [DONE]\n\n",
+    "byte-order-mark-first": b"\xef\xbb\xbf" + b"".join(b"data: " + p + b"\n\n" for p in HELLO),
+    "events-with-no-data": b"event: ping\n\n: keep-alive\n\nid: 7\n\nretry: 10\n\n"
+    + b"".join(b"data: " + p + b"\n\n" for p in HELLO),
+    "data-without-a-space": b"".join(b"data:" + p + b"\n\n" for p in HELLO),
+    "a-body-after-done": b"".join(b"data: " + p + b"\n\n" for p in HELLO)
+    + b'data: {"response": " and more"}\n\ngarbage \x00\xff after the end\n\n',
+}
+
+
+@pytest.mark.parametrize("name", list(FRAMINGS))
+def test_sse_framings_the_emulator_never_sends_give_the_reply_exactly(
+    name: str, cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with HostileServer(answer(http_head(200, STREAM_HEAD) + FRAMINGS[name])) as server:
+        code, out, err = cli(capsys, server, "ask", "Hi?")
+    assert code == 0, err
+    assert out == "Hello there\n"
+
+
+def _dribble(data: bytes) -> Script:
+    """Read the request, then send ``data`` one byte per write."""
+
+    async def script(
+        server: HostileServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        await server.read_request(reader)
+        for i in range(len(data)):
+            await server.send(writer, data[i : i + 1])
+
+    return script
+
+
+def test_a_stream_sent_one_byte_at_a_time_gives_the_reply_exactly(
+    cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = _sse(_text("<think>Hm</think>Héllo"), _text(" 🌍 there"), b"[DONE]")
+    with HostileServer(_dribble(data)) as server:
+        code, out, err = cli(capsys, server, "ask", "--show-reasoning", "Hi?")
+    assert code == 0, err
+    assert out == "Héllo 🌍 there\n"
+    assert "Hm" in err
+
+
+def test_a_stream_that_closes_cleanly_without_done_keeps_the_text_and_says_it_was_cut(
+    cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with HostileServer(answer(_sse(_text("Hello"), _text(" th")))) as server:
+        code, out, err = cli(capsys, server, "ask", "Hi?")
+    assert code == 10, err
+    assert out.startswith("Hello th")
+    assert "cut off" in err
+
+
+def test_nul_and_control_bytes_in_reply_text_never_reach_the_terminal_raw(
+    cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = _sse(_text("a\u0000b\u001b[31mred\u0007"), b"[DONE]")
+    with HostileServer(answer(data)) as server:
+        code, out, err = cli(capsys, server, "ask", "Hi?")
+    assert code == 0, err
+    assert "a" in out
+    assert "red" in out
+    for raw in ("\x00", "\x1b", "\x07"):
+        assert raw not in out
+
+
+def test_a_200_whose_stream_is_an_error_envelope_is_that_error(
+    cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    envelope = b'{"success": false, "errors": [{"code": 3040, "message": "Capacity"}]}'
+    with HostileServer(answer(_sse(envelope))) as server:
+        code, out, err = cli(capsys, server, "ask", "Hi?")
+        assert server.connections >= 2, "a capacity error is retried"
+    assert code == 4, err
+    assert out.strip() == ""
+    assert "capacity" in err.lower()
+
+
+def test_absurd_usage_numbers_never_reach_the_summary(
+    cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    usage = {"prompt_tokens": -5, "completion_tokens": 10**30, "total_tokens": "many"}
+    data = _sse(_text("Hi"), json.dumps({"response": "", "usage": usage}).encode(), b"[DONE]")
+    with HostileServer(answer(data)) as server:
+        code, out, err = cli(capsys, server, "ask", "Hi?")
+    assert code == 0, err
+    assert out == "Hi\n"
+    assert "-5" not in err
+    assert str(10**30) not in err

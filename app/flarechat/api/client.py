@@ -553,15 +553,23 @@ class _SSEReader:
         self._text = codecs.getincrementaldecoder(encoding or _SSE_ENCODING)(errors="replace")
         self._lines = SSELineDecoder()
         self._events = SSEDecoder()
+        self._started = False
 
     def feed(self, data: bytes) -> list[ServerSentEvent]:
-        return self._decode(self._lines.decode(self._text.decode(data)))
+        return self._decode(self._lines.decode(self._without_bom(self._text.decode(data))))
 
     def end(self) -> list[ServerSentEvent]:
         """The stream ended: a last line with no newline is decoded, but (as in ``aiter_sse``
         and the SSE spec) an event with no blank line after it is never dispatched."""
-        lines = self._lines.decode(self._text.decode(b"", final=True))
-        return self._decode([*lines, *self._lines.flush()])
+        text = self._without_bom(self._text.decode(b"", final=True))
+        return self._decode([*self._lines.decode(text), *self._lines.flush()])
+
+    def _without_bom(self, text: str) -> str:
+        """The SSE spec ignores one byte order mark at the start (it hid the first event)."""
+        if self._started or not text:
+            return text
+        self._started = True
+        return text.removeprefix("\ufeff")
 
     def _decode(self, lines: list[str]) -> list[ServerSentEvent]:
         decoded = (self._events.decode(line.rstrip("\n")) for line in lines)

@@ -65,9 +65,11 @@ def _arguments(call: ToolCall) -> Any:
 
 
 def tool_call_line(call: ToolCall) -> str:
-    """``tool call: get_weather({"city": "Paris"})``"""
+    """``tool call: get_weather({"city": "Paris"})`` (``tool call with no name: {…}``)."""
     arguments = call.arguments
     shown = call.arguments_json if arguments is None else json.dumps(arguments, ensure_ascii=False)
+    if not call.name.strip():
+        return f"tool call with no name: {shown}"
     return f"tool call: {call.name}({shown})"
 
 
