@@ -299,3 +299,98 @@ def test_absurd_usage_numbers_never_reach_the_summary(
     assert out == "Hi\n"
     assert "-5" not in err
     assert str(10**30) not in err
+
+
+# -- HTTP the emulator never sends ------------------------------------------------------------
+
+CAPACITY = b'{"success": false, "errors": [{"code": 3040, "message": "Capacity exceeded"}]}'
+
+
+def _busy_then_hello(retry_after: str) -> Script:
+    """The first request gets a 429 with ``Retry-After: retry_after``, later ones a reply."""
+
+    async def script(
+        server: HostileServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        await server.read_request(reader)
+        if server.connections == 1:
+            head = {
+                "content-type": "application/json",
+                "content-length": str(len(CAPACITY)),
+                "retry-after": retry_after,
+            }
+            await server.send(writer, http_head(429, head) + CAPACITY)
+            return
+        await server.send(writer, _sse(*HELLO))
+
+    return script
+
+
+@pytest.mark.parametrize(
+    "retry_after", ["-5", "soon", "Wed, 21 Oct 2015 07:28:00 GMT", "1e309", "0x10"]
+)
+def test_a_retry_after_that_is_negative_past_or_unreadable_is_retried_by_the_policy(
+    retry_after: str, cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with HostileServer(_busy_then_hello(retry_after)) as server:
+        code, out, err = cli(capsys, server, "ask", "Hi?")
+        assert server.connections == 2
+    assert code == 0, err
+    assert out == "Hello there\n"
+
+
+def test_a_retry_after_of_a_century_is_not_waited_and_says_when(
+    cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with HostileServer(_busy_then_hello(str(100 * 365 * 24 * 3600))) as server:
+        code, out, err = cli(capsys, server, "ask", "Hi?")
+        assert server.connections == 1  # past the cap: given up at once, not waited out
+    assert code == 4, err
+    assert out == ""
+    assert err.startswith("flarechat: ")
+
+
+#: A body the client cannot read: (headers over the stream's own, body or None for the reply,
+#: exit code, words in the last line).
+BROKEN_HTTP = {
+    "gzip-declared-not-gzipped": ({"content-encoding": "gzip"}, None, 11, "could not read"),
+    "not-sse-content-type": ({"content-type": "text/plain"}, None, 11, "could not read"),
+    "bad-chunk-size": (
+        {"transfer-encoding": "chunked"},
+        b"zz\r\nHello\r\n0\r\n\r\n",
+        10,
+        "cut off",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(BROKEN_HTTP))
+def test_broken_http_framing_ends_with_a_plain_message(
+    name: str, cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    head, body, exit_code, words = BROKEN_HTTP[name]
+    payload = b"".join(b"data: " + p + b"\n\n" for p in HELLO) if body is None else body
+    headers = {**STREAM_HEAD, **head}
+    if "transfer-encoding" not in headers:
+        headers["content-length"] = str(len(payload))
+    with HostileServer(answer(http_head(200, headers) + payload)) as server:
+        code, out, err = cli(capsys, server, "ask", "Hi?")
+    assert code == exit_code, err
+    assert out.strip() == ""
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("flarechat: ")
+    assert words in last
+
+
+def test_an_enormous_response_header_says_so_not_that_the_server_is_not_http(
+    cli: Ask, capsys: pytest.CaptureFixture[str]
+) -> None:
+    payload = b"".join(b"data: " + p + b"\n\n" for p in HELLO)
+    head = {**STREAM_HEAD, "x-padding": "p" * 200_000, "content-length": str(len(payload))}
+    with HostileServer(answer(http_head(200, head) + payload)) as server:
+        code, out, err = cli(capsys, server, "ask", "Hi?")
+        assert server.connections == 1  # not retried: it would send the same again
+    assert code != 0
+    assert out == ""
+    assert "response headers too large to read" in err
+    assert "did not answer in HTTP" not in err
