@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QLabel
 from shell_helpers import TOKEN
 
 from flarechat.emulator import EmulatorServer
-from flarechat.ui.capabilities.tool_cards import ToolCallsPanel, pretty_arguments
+from flarechat.ui.capabilities.tool_cards import NO_NAME, ToolCallsPanel, pretty_arguments
 from flarechat.ui.shared.capped import PAGE_ITEMS, RENDERED_CHARS, VIEWER_LINE_CHARS
 from flarechat.ui.transcript.message_view import ALL_REASONING_NOTE, MessageView
 from support.hostile import HostileServer, chat_replies
@@ -32,6 +32,7 @@ MANY_CALLS = 10_000
 #: Whole calls in one chunk: reading 500 KB of JSON into 10,000 calls is ~0.1 s of Python on
 #: its own (one read, before the window sees any of it), the heartbeat's whole budget.
 WHOLE_CALLS = 5_000
+BOM = b"\xef\xbb\xbf"
 BIG_ARGUMENTS = json.dumps({"blob": "x" * 1_000_000})
 
 
@@ -242,3 +243,72 @@ async def test_a_streamed_tool_call_echoing_the_token_is_stored_and_shown_redact
             assert TOKEN not in card.arguments_text
     [call] = _stored_calls(isolated_profile)
     assert "[REDACTED]" in str(call["arguments"])
+
+
+# -- odd tool calls, framing and figures ------------------------------------------------------
+
+
+async def test_a_tool_call_with_no_name_and_arguments_not_json_is_shown_saying_so(
+    emulator: EmulatorServer, isolated_profile: Path, logged: pytest.LogCaptureFixture
+) -> None:
+    stream = [_call(0, name=None, call_id="c0", arguments="{city: Paris")]
+    with HostileServer(chat_replies(stream)) as server:
+        options = {"api_base": server.api_base}
+        async with faulty_window(emulator, isolated_profile, logged, **options) as run:
+            outcome = await run.ask("Call something")
+            assert outcome.kind is None, outcome
+            await run.settle()
+            [card] = _panel(_view(run, outcome.reply_id)).cards
+            title = card.findChild(QLabel, "toolName")
+            assert isinstance(title, QLabel)
+            assert NO_NAME in title.text()
+            assert card.arguments.text() == "{city: Paris"  # as it came
+    [call] = _stored_calls(isolated_profile)
+    assert (call["name"], call["arguments"]) == ("", "{city: Paris")
+
+
+async def test_a_byte_order_mark_before_the_stream_loses_no_text_in_the_window(
+    emulator: EmulatorServer, isolated_profile: Path, logged: pytest.LogCaptureFixture
+) -> None:
+    with HostileServer(chat_replies([_text("Hello"), _text(" there")], preamble=BOM)) as server:
+        options = {"api_base": server.api_base}
+        async with faulty_window(emulator, isolated_profile, logged, **options) as run:
+            outcome = await run.ask("Hi?")
+            assert outcome.kind is None, outcome
+            rows = await run.settle()
+            assert ("assistant", "Hello there", "done") in run.shown()
+    assert rows[-1] == ("assistant", "Hello there", "done")
+
+
+async def test_nul_bytes_in_reply_text_are_stored_and_shown(
+    emulator: EmulatorServer, isolated_profile: Path, logged: pytest.LogCaptureFixture
+) -> None:
+    with HostileServer(chat_replies([_text("a\u0000b"), _text(" c")])) as server:
+        options = {"api_base": server.api_base}
+        async with faulty_window(emulator, isolated_profile, logged, **options) as run:
+            outcome = await run.ask("Hi?")
+            assert outcome.kind is None, outcome
+            rows = await run.settle()
+            [(_role, shown, _status)] = [m for m in run.shown() if m[0] == "assistant"]
+    assert rows[-1][1] == shown
+    assert shown.replace("\x00", "") == "ab c"
+
+
+async def test_absurd_usage_numbers_never_reach_the_meta_line_or_the_database(
+    emulator: EmulatorServer, isolated_profile: Path, logged: pytest.LogCaptureFixture
+) -> None:
+    usage = {"prompt_tokens": -5, "completion_tokens": 10**30, "total_tokens": "many"}
+    stream = [_text("Hi"), json.dumps({"response": "", "usage": usage}).encode()]
+    with HostileServer(chat_replies(stream)) as server:
+        options = {"api_base": server.api_base}
+        async with faulty_window(emulator, isolated_profile, logged, **options) as run:
+            outcome = await run.ask("Hi?")
+            assert outcome.kind is None, outcome
+            await run.settle()
+            meta = _view(run, outcome.reply_id).data.meta_line
+            assert meta
+            assert "-5" not in meta
+            assert "000,000,000" not in meta  # no count past any reply's
+    [stored] = _stored(isolated_profile, "usage_json")
+    numbers = [v for v in json.loads(stored).values() if isinstance(v, int | float)]
+    assert all(0 <= v < 10**12 for v in numbers), stored

@@ -135,9 +135,9 @@ class HostileServer:
             self._tasks.discard(task)
 
 
-def chat_replies(*streams: list[bytes]) -> Script:
-    """Each chat POST gets the next stream (``data:`` payloads, then [DONE]); any other
-    request (the window's catalogue look-ups) a 404 envelope."""
+def chat_replies(*streams: list[bytes], preamble: bytes = b"") -> Script:
+    """Each chat POST gets the next stream (``preamble``, ``data:`` payloads, then [DONE]);
+    any other request (the window's catalogue look-ups) a 404 envelope."""
     queue = list(streams)
 
     async def script(
@@ -149,7 +149,7 @@ def chat_replies(*streams: list[bytes]) -> Script:
             await server.send(writer, http_head(404, head) + NOT_FOUND)
             return
         payloads = [*queue.pop(0), b"[DONE]"]
-        body = b"".join(b"data: " + p + b"\n\n" for p in payloads)
+        body = preamble + b"".join(b"data: " + p + b"\n\n" for p in payloads)
         await server.send(writer, http_head(200, STREAM_HEAD) + body)
 
     return script

@@ -24,13 +24,15 @@ from flarechat.ui.shared.capped import PAGE_ITEMS, ShowAllButton, excerpt
 from flarechat.ui.shared.icons import icon
 from flarechat.ui.shared.theme import current_palette, fill_rounded, monospace_family, mute, named
 
-__all__ = ["ToolCallCard", "ToolCallsPanel", "pretty_arguments"]
+__all__ = ["NO_NAME", "ToolCallCard", "ToolCallsPanel", "pretty_arguments"]
 
 RESULT_LINES = 3
 FUNCTION_MARK = "\N{LATIN SMALL LETTER F WITH HOOK}"
 CONTINUE_TIP = "Send each result back to the model and let it go on"
 WAITING_TEXT = "Give a result for each call, then Continue."
 ANSWERED_TEXT = "Answered; the results follow below."
+#: In place of the name of a call that came without one.
+NO_NAME = "(no name)"
 
 
 def pretty_arguments(arguments: str) -> str:
@@ -56,7 +58,8 @@ class ToolCallCard(QFrame):
         super().__init__(parent)
         self.setObjectName("toolCallCard")
         self.call = call
-        title = named(QLabel(f"{FUNCTION_MARK} <b>{_escape(call.name)}</b>", self), "toolName")
+        name = _escape(call.name) if call.name.strip() else f"<i>{NO_NAME}</i>"
+        title = named(QLabel(f"{FUNCTION_MARK} <b>{name}</b>", self), "toolName")
         title.setTextFormat(Qt.TextFormat.RichText)
         title.setAccessibleName(f"Tool call {call.name}")
         call_id = mute(named(QLabel(call.id, self), "toolCallId"))
