@@ -10,7 +10,15 @@ from typing import Any
 
 import pytest
 from capability_helpers import catalogue_of, chat_bodies
-from session_helpers import MODEL, Harness, Settings, emulator_conn, session_env
+from session_helpers import (
+    MODEL,
+    Harness,
+    Settings,
+    emulator_conn,
+    session_env,
+    slow_policy,
+    until,
+)
 
 from flarechat.core import ledger
 from flarechat.core.conversation import Message
@@ -20,6 +28,7 @@ from flarechat.core.session import (
     MessageAdded,
     Phase,
     PhaseChanged,
+    RetryPlanned,
     TurnFailed,
     TurnFinished,
     can_continue,
@@ -236,6 +245,57 @@ async def test_a_continuation_stopped_keeps_the_first_part(
         assert stored.finish_reason == "length"
         assert can_continue(env.session.tree, env.session.tree.get(first.id))
         assert [m.role for m in env.session.tree.path()] == ["user", "assistant"]
+
+
+@pytest.mark.asyncio
+async def test_wait_in_queue_during_a_continuation_goes_on_from_the_first_part(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    settings = Settings(emulator_conn(emulator), busy=True, max_tokens=6)
+    catalogue = await catalogue_of(emulator)
+    async with session_env(
+        emulator, tmp_path, settings=settings, catalogue=catalogue, policy_factory=slow_policy()
+    ) as env:
+        first = await _cut_reply(env)
+        cut = first.content
+        emulator.state.hold_slots(MODEL, 600)
+        env.session.continue_reply(first.id)
+        await env.events.wait(RetryPlanned, lambda e: e.message_id == first.id)
+        env.session.wait_in_queue(first.id)  # sent again at once, waiting in the queue
+        await until(lambda: any(e.action == "queued" for e in emulator.state.capacity_log))
+        emulator.state.advance_time(601)
+        done = (await _turn(env, first.id, 2)).message
+        assert done.status == "done"
+        assert done.content.startswith(cut)
+        assert len(done.content) > len(cut)
+        body = chat_bodies(emulator)[-1]
+        assert body["messages"][-1] == {"role": "assistant", "content": cut}
+        assert [m.role for m in env.session.tree.path()] == ["user", "assistant"]
+
+
+@pytest.mark.asyncio
+async def test_a_continuation_that_ran_out_of_retries_is_sent_again_from_its_text(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    settings = Settings(emulator_conn(emulator), busy=True, max_tokens=6)
+    catalogue = await catalogue_of(emulator)
+    async with session_env(emulator, tmp_path, settings=settings, catalogue=catalogue) as env:
+        first = await _cut_reply(env)
+        cut = first.content
+        emulator.state.hold_slots(MODEL, 600)
+        env.session.continue_reply(first.id)
+        failed = (await _turn(env, first.id, 2)).message
+        assert failed.status == "failed"
+        assert failed.content == cut  # kept, and still cut short
+        assert failed.finish_reason == "length"
+        env.session.wait_in_queue()  # the failed reply, sent again: it goes on from its text
+        await until(lambda: any(e.action == "queued" for e in emulator.state.capacity_log))
+        emulator.state.advance_time(601)
+        done = (await _turn(env, first.id, 3)).message
+        assert done.status == "done"
+        assert done.content.startswith(cut)
+        assert len(done.content) > len(cut)
+        assert chat_bodies(emulator)[-1]["messages"][-1] == {"role": "assistant", "content": cut}
 
 
 def test_combined_usage_counts_what_each_request_was_billed() -> None:
