@@ -64,9 +64,10 @@ def continue_hint(tree: ConversationTree, message: Message, info: ModelInfo | No
     if extends_in_place(message, info):
         sends = "sends the reply so far back for the model to extend"
     else:
+        why = " (a reasoning model starts afresh from a reply sent back)" if info else ""
         sends = (
             f"asks \N{LEFT DOUBLE QUOTATION MARK}{CONTINUE_PROMPT}\N{RIGHT DOUBLE QUOTATION MARK}"
-            " after it (this model cannot extend a reply directly) and adds the answer here"
+            f" after it{why} and adds the answer to this reply"
         )
     return (
         f"Stopped at the {size}limit set in {where}: raise it there and regenerate, "
