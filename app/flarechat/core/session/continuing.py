@@ -70,9 +70,9 @@ class Continued:
     @classmethod
     def of(cls, message: Message) -> Continued:
         record = message.request or None
-        count = 1 if record else 0
+        count = 1  # a reply with text came from a request, recorded or not
         if record and isinstance(done := record.get(CONTINUES_KEY), Mapping):
-            count = _int(done.get("requests"), 1)
+            count = max(_int(done.get("requests"), 2), 2)
         return cls(
             text=message.content,
             reasoning=message.reasoning,

@@ -185,6 +185,15 @@ async def test_view_as_code_shows_the_last_request_and_says_it_is_the_continuati
             code = request_code_for(tree, first.id, conn=settings.conn)
             assert "2 requests" in code.note
             assert "extend" in code.note
+        # Continued again, it was made by three; View as code shows the third.
+        grown = env.session.tree.get(first.id).content
+        env.session.continue_reply(first.id)
+        await _turn(env, first.id, 3)
+        request = request_of(env.session.tree, first.id)
+        assert request.messages[-1].content == grown
+        assert "3 requests" in request_code_for(env.session.tree, first.id, conn=None).note
+        earlier = env.session.tree.get(first.id).request or {}
+        assert len(earlier["earlier"]) == 2  # the records of the two requests before it
 
 
 @pytest.mark.asyncio
