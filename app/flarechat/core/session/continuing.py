@@ -194,6 +194,16 @@ def _sum(records: list[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 Records = tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]
+_IDS = ("request_id", "log_id")
+
+
+def _ids(meta: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The ids of the requests ``meta`` covers, oldest first: its earlier ones, then its own."""
+    meta = meta or {}
+    kept = meta.get(EARLIER_KEY)
+    earlier = [dict(i) for i in kept if isinstance(i, Mapping)] if isinstance(kept, list) else []
+    own = {k: meta[k] for k in _IDS if isinstance(meta.get(k), str)}
+    return [*earlier, own] if own else earlier
 
 
 def combined(before: Records, then: Records) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
@@ -202,7 +212,8 @@ def combined(before: Records, then: Records) -> tuple[dict[str, Any] | None, dic
 
     Token counts and neurons are summed over the requests that ran inference; a request the
     gateway answered from its cache (a HIT) adds nothing, and the reply is called a HIT only
-    when every request was. The last request's ids (log, request, cache status) are kept."""
+    when every request was. The last request's ids (log, request, cache status) are the
+    reply's; the earlier requests' ids are kept under ``EARLIER_KEY``."""
     parts = [before, then]
     billed = [part for part in parts if _billed(*part)]
     if not billed:
@@ -212,12 +223,14 @@ def combined(before: Records, then: Records) -> tuple[dict[str, Any] | None, dic
         return (dict(came[0]) if came[0] else None), (dict(came[1]) if came[1] else None)
     usage = _sum([u for u, _ in billed if u]) or None
     meta: dict[str, Any] = {**(before[1] or {}), **(then[1] or {})}
+    if earlier := _ids(before[1]):  # the earlier requests' ids stay findable (gateway logs)
+        meta[EARLIER_KEY] = earlier
     if any(_number((r or {}).get("neurons")) for part in billed for r in part):
         spent = [ledger.charge(u, m, None) for u, m in billed]
         meta["neurons"] = round(sum(s.neurons for s in spent if s is not None), 6)
     if meta.get("cache_status") == ledger.CACHE_HIT:
         meta.pop("cache_status")
-        earlier = (before[1] or {}).get("cache_status")
-        if isinstance(earlier, str) and earlier != ledger.CACHE_HIT:
-            meta["cache_status"] = earlier
+        status = (before[1] or {}).get("cache_status")
+        if isinstance(status, str) and status != ledger.CACHE_HIT:
+            meta["cache_status"] = status
     return usage, meta

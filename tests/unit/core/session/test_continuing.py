@@ -308,13 +308,21 @@ async def test_a_continuation_that_ran_out_of_retries_is_sent_again_from_its_tex
 
 
 def test_combined_usage_counts_what_each_request_was_billed() -> None:
-    first = ({"prompt_tokens": 10, "completion_tokens": 6, "neurons": 1.0}, {"neurons": 1.0})
+    first = (
+        {"prompt_tokens": 10, "completion_tokens": 6, "neurons": 1.0},
+        {"neurons": 1.0, "log_id": "L1"},
+    )
     then = ({"prompt_tokens": 20, "completion_tokens": 4}, {"neurons": 2.5, "log_id": "L2"})
     usage, meta = combined(first, then)
     assert usage == {"prompt_tokens": 30, "completion_tokens": 10, "neurons": 1.0}
     assert meta is not None
     assert meta["neurons"] == 3.5
-    assert meta["log_id"] == "L2"
+    assert meta["log_id"] == "L2"  # the last request's ids, the earlier ones kept
+    assert meta["earlier"] == [{"log_id": "L1"}]
+    third = ({"prompt_tokens": 40, "completion_tokens": 2}, {"neurons": 1.5, "log_id": "L3"})
+    _, after = combined((usage, meta), third)
+    assert after is not None
+    assert after["earlier"] == [{"log_id": "L1"}, {"log_id": "L2"}]
     charged = ledger.charge(usage, meta, None)
     assert charged is not None
     assert charged.neurons == 3.5
