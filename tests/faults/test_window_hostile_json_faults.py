@@ -6,7 +6,6 @@ Case names start with the item they cover (``item4-…``) so the fault count rea
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -14,12 +13,10 @@ import pytest
 from drive import faulty_window
 
 from flarechat.emulator import EmulatorServer
-from support.hostile import HostileServer, Script, http_head
+from support.hostile import HostileServer, chat_replies
 
 pytestmark = pytest.mark.asyncio
 
-STREAM_HEAD = {"content-type": "text/event-stream", "connection": "close"}
-NOT_FOUND = b'{"success": false, "errors": [{"code": 7003, "message": "No route"}]}'
 #: The arguments as a server sends them: the escape is in the chunk's own JSON text, so the
 #: decoded arguments string holds a lone surrogate (UTF-8 cannot encode it).
 LONE_SURROGATE_CALL = (
@@ -27,25 +24,6 @@ LONE_SURROGATE_CALL = (
     b'"function": {"name": "look", "arguments": "{\\"q\\": \\"a\\ud800b\\"}"}}]}}]}'
 )
 DEEP = b"[" * 100_000 + b"]" * 100_000
-
-
-def _chat_replies(*streams: list[bytes]) -> Script:
-    """Each chat POST gets the next stream (``data:`` payloads, then [DONE]); GETs a 404."""
-    queue = list(streams)
-
-    async def script(
-        server: HostileServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
-        request = await server.read_request(reader)
-        if not request.startswith(b"POST ") or not queue:
-            head = {"content-type": "application/json", "content-length": str(len(NOT_FOUND))}
-            await server.send(writer, http_head(404, head) + NOT_FOUND)
-            return
-        payloads = [*queue.pop(0), b"[DONE]"]
-        body = b"".join(b"data: " + p + b"\n\n" for p in payloads)
-        await server.send(writer, http_head(200, STREAM_HEAD) + body)
-
-    return script
 
 
 def _text(text: str) -> bytes:
@@ -56,7 +34,7 @@ async def test_item4_a_tool_call_with_a_lone_surrogate_is_stored_and_so_is_the_n
     emulator: EmulatorServer, isolated_profile: Path, logged: pytest.LogCaptureFixture
 ) -> None:
     first = [_text("Looking it up."), LONE_SURROGATE_CALL]
-    with HostileServer(_chat_replies(first, [_text("Done.")])) as server:
+    with HostileServer(chat_replies(first, [_text("Done.")])) as server:
         options = {"api_base": server.api_base}
         async with faulty_window(emulator, isolated_profile, logged, **options) as run:
             outcome = await run.ask("Look it up")
@@ -80,7 +58,7 @@ async def test_item7_a_stream_chunk_nested_100000_deep_does_not_end_the_window_r
     emulator: EmulatorServer, isolated_profile: Path, logged: pytest.LogCaptureFixture
 ) -> None:
     reply = [_text("Before"), DEEP, _text(" after")]
-    with HostileServer(_chat_replies(reply)) as server:
+    with HostileServer(chat_replies(reply)) as server:
         options = {"api_base": server.api_base}
         async with faulty_window(emulator, isolated_profile, logged, **options) as run:
             outcome = await run.ask("Deep?")

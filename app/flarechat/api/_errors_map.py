@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -225,7 +226,7 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
         if when.tzinfo is None:
             when = when.replace(tzinfo=UTC)
         seconds = (when - (now or datetime.now(UTC))).total_seconds()
-    if seconds != seconds:  # NaN
+    if not math.isfinite(seconds):  # NaN, or "1e309": no time anyone could wait
         return None
     return max(seconds, 0.0)
 

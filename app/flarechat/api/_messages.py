@@ -27,6 +27,7 @@ __all__ = [
     "UNREADABLE_REPLY",
     "connect_timed_out",
     "for_error",
+    "huge_head",
     "not_http",
     "not_the_api",
     "not_tls",
@@ -208,6 +209,15 @@ def not_http(where: str) -> str:
     return (
         f"The server at {where} did not answer in HTTP, so it is not the Workers AI API. "
         "Check the host and port of the API base URL in Settings."
+    )
+
+
+def huge_head(where: str) -> str:
+    """HTTP, but a response head longer than any API's (h11 reads at most 64 KB of it)."""
+    return (
+        f"The server at {where} answered with response headers too large to read (over "
+        "64 KB), which the Workers AI API never sends. Check the API base URL in Settings, "
+        "or a proxy in between."
     )
 
 

@@ -74,11 +74,14 @@ def redact(text: str, secrets: Iterable[str | Secret | None] = ()) -> str:
     ``redact(redact(t, s), s) == redact(t, s)``.
     """
     plain = _plain_tuple(secrets)
-    spans = [
-        *_secret_spans(text, _variants_of(plain)),
-        *_core_spans(text, _cores_of(plain)),
-        *_pattern_spans(text),
-    ]
+    if len(text) < _shortest_form(plain):  # a call's name or id: no secret's form fits in it
+        spans = _pattern_spans(text) if _may_match_a_pattern(text) else []
+    else:
+        spans = [
+            *_secret_spans(text, _variants_of(plain)),
+            *_core_spans(text, _cores_of(plain)),
+            *_pattern_spans(text),
+        ]
     return _replace(text, spans) if spans else text
 
 
@@ -135,7 +138,7 @@ class StreamRedactor:
 
     def flush(self) -> str:
         pending, self._pending = self._pending, ""
-        return redact(pending, self._secrets)
+        return redact(pending, self._secrets) if pending else ""
 
     def _cut(self, text: str) -> int:
         """Where the held tail starts: the first position whose rest is a form's proper start
@@ -223,6 +226,15 @@ def _forms(secret: str) -> set[str]:
 
 
 @functools.lru_cache(maxsize=_CACHE_SIZE)
+def _shortest_form(secrets: tuple[str, ...]) -> int:
+    """The length of the shortest text any of ``secrets`` can be found in (a form or a core);
+    shorter texts need only the token-shaped patterns (redacting 10,000 tool calls' names and
+    ids was most of the time a reply of them took)."""
+    forms = (*_variants_of(secrets), *_cores_of(secrets))
+    return min(map(len, forms), default=0)
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
 def _cores_of(secrets: tuple[str, ...]) -> tuple[str, ...]:
     """The characters of every base64 encoding (both alphabets) of each secret that do not
     depend on what surrounds it: a secret inside a longer encoded blob at any alignment."""
@@ -270,6 +282,11 @@ def _secret_spans(text: str, variants: tuple[str, ...]) -> list[_Span]:
     # Found only inside an earlier marker ("ACT" in "[REDACTED]"): not a secret in this text.
     markers = [(m.start(), m.end()) for m in _MARKER.finditer(text)]
     return [s for s in spans if not any(a <= s[0] and s[1] <= b for a, b in markers)]
+
+
+def _may_match_a_pattern(text: str) -> bool:
+    """False when neither token-shaped pattern can match (no ``t_``, no "bearer")."""
+    return "t_" in text or "bearer" in text.lower()
 
 
 def _pattern_spans(text: str) -> list[_Span]:

@@ -47,6 +47,8 @@ _PLAIN_HTTP_MARKERS = (
 )
 #: What h11 says when the peer hung up before answering: a transient failure, not "not HTTP".
 _DISCONNECTED = "Server disconnected"
+#: h11's words for a response head past its 64 KB limit.
+_HEAD_TOO_LONG = "Receive buffer too long"
 _CHAIN_LIMIT = 10  # how deep to follow __cause__/__context__ looking for the ssl error
 #: Bytes a BurstReader reads ahead of its consumer at most (a reply far ahead waits in the
 #: socket, as it would without the reader).
@@ -84,6 +86,8 @@ def from_transport_error(
         return ConnectionFailed(msg.PROXY_FAILED, detail=detail)
     if started and isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
         return StreamInterrupted(msg.INTERRUPTED, detail=detail)
+    if isinstance(exc, httpx.RemoteProtocolError) and str(exc) == _HEAD_TOO_LONG:
+        return NotHTTP(msg.huge_head(_where(exc)[0]), detail=detail)
     if isinstance(exc, httpx.RemoteProtocolError) and not str(exc).startswith(_DISCONNECTED):
         return NotHTTP(msg.not_http(_where(exc)[0]), detail=detail)
     if isinstance(exc, httpx.ConnectError) and _is_tls(exc, _PLAIN_HTTP_MARKERS):

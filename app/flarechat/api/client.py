@@ -92,6 +92,9 @@ _EVENT_STREAM = "text/event-stream"
 _SSE_ENCODING = "utf-8"  # what the SSE spec prescribes
 _HTML = "text/html"
 #: The body a capped copy no longer has in the original's framing or encoding.
+#: The most events of one read handed on before the event loop gets a turn (the window's
+#: GUI thread runs on that loop; a read may hold 10,000 tool calls).
+_EVENTS_PER_TURN = 200
 _BODY_FRAMING = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 _T = TypeVar("_T")
 
@@ -447,9 +450,11 @@ class WorkersAIClient:
                 data = await watch.read(reader.take(), received=call.received)
                 read = sse.feed(data) if data is not None else sse.end()
                 events, error = _decode_chunk(decoder, read, watch)
-                for event in merge_deltas(events):
+                for count, event in enumerate(merge_deltas(events), 1):
                     call.received = call.received or not isinstance(event, _NOT_CONTENT)
                     yield event
+                    if count % _EVENTS_PER_TURN == 0:
+                        await asyncio.sleep(0)  # a read of 10,000 tool calls lets the loop run
                 if error is not None:
                     raise error  # after what came before it in the same read
                 if data is None:
@@ -548,15 +553,23 @@ class _SSEReader:
         self._text = codecs.getincrementaldecoder(encoding or _SSE_ENCODING)(errors="replace")
         self._lines = SSELineDecoder()
         self._events = SSEDecoder()
+        self._started = False
 
     def feed(self, data: bytes) -> list[ServerSentEvent]:
-        return self._decode(self._lines.decode(self._text.decode(data)))
+        return self._decode(self._lines.decode(self._without_bom(self._text.decode(data))))
 
     def end(self) -> list[ServerSentEvent]:
         """The stream ended: a last line with no newline is decoded, but (as in ``aiter_sse``
         and the SSE spec) an event with no blank line after it is never dispatched."""
-        lines = self._lines.decode(self._text.decode(b"", final=True))
-        return self._decode([*lines, *self._lines.flush()])
+        text = self._without_bom(self._text.decode(b"", final=True))
+        return self._decode([*self._lines.decode(text), *self._lines.flush()])
+
+    def _without_bom(self, text: str) -> str:
+        """The SSE spec ignores one byte order mark at the start (it hid the first event)."""
+        if self._started or not text:
+            return text
+        self._started = True
+        return text.removeprefix("\ufeff")
 
     def _decode(self, lines: list[str]) -> list[ServerSentEvent]:
         decoded = (self._events.decode(line.rstrip("\n")) for line in lines)

@@ -42,7 +42,13 @@ from flarechat.cli.args import (
 from flarechat.cli.attachments import read_images
 from flarechat.cli.inputs import MODELS_HINT, clean_text, read_prompt, saved_model
 from flarechat.cli.models_table import models_table
-from flarechat.cli.reply import ReplyStreamer, pretty_json, tool_call_line, tool_calls_record
+from flarechat.cli.reply import (
+    ReplyStreamer,
+    all_reasoning_note,
+    pretty_json,
+    tool_call_line,
+    tool_calls_record,
+)
 from flarechat.cli.terminal import TerminalStream, printable
 from flarechat.core.connect import (
     KEYCHAIN_UNREAD,
@@ -160,12 +166,16 @@ class _Console:
             self.out.flush()
             self._out_open = not event.text.endswith("\n")
         elif isinstance(event, ReasoningDelta) and event.text and self.show_reasoning:
-            if self._dim:
-                self.err.write_styled(_DIM, event.text, _RESET)
-            else:
-                self.err.write(event.text)
-            self.err.flush()
-            self._err_open = not event.text.endswith("\n")
+            self.reasoning(event.text)
+
+    def reasoning(self, text: str) -> None:
+        """Reasoning on stderr (dim on a terminal)."""
+        if self._dim:
+            self.err.write_styled(_DIM, text, _RESET)
+        else:
+            self.err.write(text)
+        self.err.flush()
+        self._err_open = not text.endswith("\n")
 
     def note(self, text: str) -> None:
         """A line on stderr that is not an error (tool calls, notes)."""
@@ -303,6 +313,20 @@ async def _agree_and_ask_again(
     return await asking.turn(request) if agreed else state
 
 
+def _show_all_reasoning(console: _Console, streamer: ReplyStreamer, state: TurnState) -> None:
+    """A reply that was all reasoning (a ``<think>`` never closed, or nothing after it) has no
+    answer for stdout: its reasoning goes to stderr, labelled, unless --show-reasoning already
+    put it there, and a note says why stdout is empty."""
+    if state.error is not None or state.text.strip() or not state.reasoning:
+        return
+    if streamer.tool_calls:
+        return
+    if not console.show_reasoning:
+        console.note(f"flarechat: the reply's reasoning ({len(state.reasoning):,} characters):")
+        console.reasoning(state.reasoning)
+    console.note(f"flarechat: note: {all_reasoning_note(unclosed=streamer.reasoning_unclosed)}")
+
+
 def _show_extras(
     console: _Console, streamer: ReplyStreamer, state: TurnState, fmt: ResponseFormat | None
 ) -> None:
@@ -311,6 +335,7 @@ def _show_extras(
         console.note(f"flarechat: note: {streamer.note}")
     for call in streamer.tool_calls:
         console.note(tool_call_line(call))
+    _show_all_reasoning(console, streamer, state)
     if not console.hold_text or not state.text:
         return
     if fmt is None or state.error is not None:
@@ -333,6 +358,7 @@ def _json_record(state: TurnState, streamer: ReplyStreamer, request: ChatRequest
     }
     if streamer.note:
         record["note"] = streamer.note
+    record["reasoning_unclosed"] = streamer.reasoning_unclosed
     fmt = request.response_format
     if fmt is not None:
         checked = state.text and state.error is None

@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # imported where a reply body is first made: the first frame 
     from flarechat.ui.transcript.markdown_view import MarkdownView
 
 __all__ = [
+    "ALL_REASONING_NOTE",
     "FINAL_STATUSES",
     "OPEN_STATUSES",
     "MessageData",
@@ -68,6 +69,8 @@ AVATAR_PX = 18
 #: A long body still rendering in steps is marked once it is done: checked this often.
 MARK_RETRY_MS = 30
 _LOG_LINK = "flarechat:copy-log-id"
+#: Under a finished reply that was all reasoning.
+ALL_REASONING_NOTE = "No answer came: the reply was all reasoning."
 #: Parts below the header, in layout order; each is created the first time it is needed.
 _PART_ORDER = (
     *("reasoning", "typing", "images", "body", "plain", "json", "tools"),
@@ -80,6 +83,13 @@ def load_body_module() -> None:
     """Import the reply body's module (Markdown glue, QTextDocument's enums: ~10-30 ms) once
     the window is up, so neither the first paint nor the first reply pays for it."""
     from flarechat.ui.transcript import markdown_view  # noqa: F401
+
+
+def _all_reasoning(data: MessageData) -> bool:
+    """A finished reply with reasoning and nothing else (a ``<think>`` never closed…)."""
+    finished = data.status not in OPEN_STATUSES
+    answered = data.content.strip() or data.tool_calls or data.error_text
+    return data.role == "assistant" and finished and bool(data.reasoning) and not answered
 
 
 def status_marker(status: str, note: str | None = None) -> str:
@@ -520,8 +530,8 @@ class MessageView(QFrame):
         section = self.reasoning
         section.show()
         section.set_text(data.reasoning, live=live and data.status in OPEN_STATUSES)
-        if not section.user_toggled:
-            section.set_expanded(live and not data.content)
+        if not section.user_toggled:  # open while it is all there is (live or not)
+            section.set_expanded(not data.content)
 
     def _update_chrome(self) -> None:
         data = self._data
@@ -530,6 +540,8 @@ class MessageView(QFrame):
             self._set_visible_part("body", visible=bool(data.content), factory=self._make_body)
         self._set_typing(data.status == "waiting" and not data.content and not data.reasoning)
         marker = status_marker(data.status, self._note)
+        if not marker and _all_reasoning(data):
+            marker = ALL_REASONING_NOTE
         make_marker = partial(wrapped_label, "statusMarker", muted=True)
         if self._set_visible_part("marker", visible=bool(marker), factory=make_marker):
             cast(QLabel, self._parts["marker"]).setText(marker)
