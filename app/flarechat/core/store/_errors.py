@@ -4,6 +4,7 @@ StoreError
  ├── StoreReadOnly         the file or its folder cannot be written (SQLITE_READONLY)
  ├── StoreFull             the disk (or the size cap) is full (SQLITE_FULL)
  ├── StoreCorrupt          not a database, or integrity_check fails (SQLITE_CORRUPT/NOTADB)
+ ├── StoreSearchIndexDamaged  only the search index is, and a read-only store can't rebuild it
  ├── StoreBusy             another instance held the write lock past the busy timeout
  ├── StoreTooNew           written by a newer Flarechat (schema version above ours)
  ├── StoreTimeout          the worker thread did not answer in time (AsyncChatStore)
@@ -23,6 +24,7 @@ __all__ = [
     "StoreError",
     "StoreFull",
     "StoreReadOnly",
+    "StoreSearchIndexDamaged",
     "StoreTimeout",
     "StoreTooNew",
     "StoreUnavailable",
@@ -64,6 +66,17 @@ class StoreCorrupt(StoreError):
     def __init__(self, path: Path, detail: str) -> None:
         super().__init__(f"The chat database {path} is damaged ({detail}).")
         self.detail = detail
+
+
+class StoreSearchIndexDamaged(StoreError):
+    """Not a StoreCorrupt: the text is sound, so nothing may move the file aside for this."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"The search index of the chat database {path} is damaged and can't be rebuilt "
+            "while the database is read-only, so search can't be used. No message was lost: "
+            "the index is rebuilt at the first search once the database can be written."
+        )
 
 
 class StoreBusy(StoreError):

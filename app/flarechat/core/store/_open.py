@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from flarechat.core.store._chat import SEARCH_INDEXES, ChatStore
+from flarechat.core.store._chat import INDEX_REBUILT, ChatStore, is_search_index_problem
 from flarechat.core.store._errors import (
     StoreCorrupt,
     StoreError,
@@ -26,7 +26,6 @@ _LEFT_BY_UNCLEAN_CLOSE = ("-wal", "-journal")
 #: Every SQLite 3 database file starts with these bytes.
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _NOT_A_DATABASE = "file is not a database"
-_INDEX_REBUILT = "The search index was damaged and has been rebuilt; no message was lost."
 #: How many integrity problems are quoted in the report (the full list can be long).
 _PROBLEMS_QUOTED = 3
 
@@ -100,19 +99,15 @@ def _checked_problems(store: ChatStore, *, quick: bool) -> list[str]:
     """The integrity check, after rebuilding a damaged search index (the text is fine then)."""
     try:
         problems = store.check_integrity(quick=quick)
-        if problems and not store.read_only and all(map(_is_search_index_problem, problems)):
+        if problems and not store.read_only and all(map(is_search_index_problem, problems)):
             store.rebuild_search_index()  # no reason to move the file
-            store.report.problems.append(_INDEX_REBUILT)
+            store.report.problems.append(INDEX_REBUILT)
             problems = store.check_integrity()
     except StoreError:
         if store.read_only:
             store.close()
         raise
     return problems
-
-
-def _is_search_index_problem(problem: str) -> bool:
-    return problem.startswith(tuple(f"{table}:" for table in SEARCH_INDEXES))
 
 
 def _move_aside(path: Path, *, now: float) -> Path:
