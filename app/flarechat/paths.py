@@ -6,6 +6,7 @@ import contextlib
 import datetime as dt
 import errno
 import os
+import shutil
 import stat
 import sys
 import tempfile
@@ -15,6 +16,7 @@ from pathlib import Path
 import platformdirs
 
 __all__ = [
+    "LOW_SPACE_BYTES",
     "MAX_IMPORT_BYTES",
     "PRIVATE_DIR_MODE",
     "PRIVATE_FILE_MODE",
@@ -25,6 +27,7 @@ __all__ = [
     "cache_dir",
     "config_dir",
     "data_dir",
+    "disk_full",
     "free_sibling",
     "log_dir",
     "private_file",
@@ -32,6 +35,7 @@ __all__ = [
     "profile_problem",
     "read_regular_file",
     "resource_path",
+    "storage_refusal",
 ]
 
 APP_NAME = "Flarechat"
@@ -131,6 +135,42 @@ def profile_problem(error: OSError) -> str:
     if error.strerror is None:  # ProfileUnavailable: already a whole sentence
         return str(error)
     return _PROFILE_UNUSABLE.format(why=f"{error.strerror}: {error.filename}")
+
+
+#: Why a disk refuses a write, by errno: the one place that names the cause, so a full disk is
+#: never called read-only (nor a read-only mount a permissions problem).
+_REFUSALS = {
+    errno.ENOSPC: "the disk is full",
+    errno.EROFS: "the disk or folder is mounted read-only",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    **({errno.EDQUOT: "the disk quota is used up"} if hasattr(errno, "EDQUOT") else {}),
+}
+
+
+def storage_refusal(error: OSError) -> str | None:
+    """What stopped a write, in a few plain words ("the disk is full"), when ``error`` is a
+    disk's refusal (full, over quota, read-only, not allowed); None for any other failure."""
+    return _REFUSALS.get(error.errno) if error.errno is not None else None
+
+
+#: Free space below which a write that failed without saying why (SQLite's "disk I/O error"
+#: when it cannot grow its shared-memory file) is put down to a full disk.
+LOW_SPACE_BYTES = 1 << 20
+
+
+def disk_full(path: Path) -> bool:
+    """Whether the filesystem that holds ``path`` (or would: its nearest existing folder) is
+    writable and has next to no room left (under LOW_SPACE_BYTES for this user)."""
+    folder = next((p for p in (path, *path.parents) if p.exists()), None)
+    if folder is None:
+        return False
+    try:
+        free = shutil.disk_usage(folder).free
+        read_only = hasattr(os, "statvfs") and bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+    return not read_only and free < LOW_SPACE_BYTES
 
 
 def _resources_root() -> Path:

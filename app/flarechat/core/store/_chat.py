@@ -112,7 +112,10 @@ def _translating(
     try:
         return method(store, *args, **kwargs)
     except sqlite3.Error as error:
-        raise translate(error, store.path) from error
+        refused = translate(error, store.path)
+        if isinstance(refused, StoreReadOnly) and store.write_refusal is not StoreReadOnly:
+            refused = store.write_refusal(store.path)  # read-only because the disk is full
+        raise refused from error
     except (OverflowError, RecursionError, TypeError, ValueError) as error:
         # A value SQLite or JSON cannot hold: still a StoreError, never a silent loss.
         raise Unstorable(
@@ -159,6 +162,9 @@ class ChatStore:
     Synchronous and meant to live on ONE worker thread (see AsyncChatStore); calls are also
     serialised by a lock, so a store built on one thread may be handed to another.
     ``max_page_count`` caps the file size (tests use it to simulate a full disk).
+    ``immutable`` (with ``read_only``) reads the file as it stands, without the -shm SQLite
+    otherwise needs even to read (a full disk cannot hold one): only for a file that was
+    closed cleanly (no -wal) and that nothing else can write meanwhile.
     """
 
     def __init__(
@@ -166,12 +172,16 @@ class ChatStore:
         path: Path,
         *,
         read_only: bool = False,
+        immutable: bool = False,
         clock: Callable[[], float] = time.time,
         migrations: Sequence[Migration] = MIGRATIONS,
         max_page_count: int | None = None,
     ) -> None:
         self.path = Path(path)
-        self.read_only = read_only
+        self.read_only = read_only or immutable
+        self._immutable = immutable
+        #: what a refused write raises (see was_refused)
+        self.write_refusal: type[StoreReadOnly] | type[StoreFull] = StoreReadOnly
         self._clock = clock
         self._lock = threading.RLock()
         self._secrets: tuple[str, ...] = ()
@@ -181,7 +191,7 @@ class ChatStore:
         self._writes_to_all = 0
         #: set while a damaged search index is looked at and rebuilt (no second repair inside)
         self._repairing = False
-        self.report = OpenReport(path=self.path, read_only=read_only)
+        self.report = OpenReport(path=self.path, read_only=self.read_only)
         self._conn = self._connect()
         try:
             self._prepare(migrations, max_page_count)
@@ -193,7 +203,8 @@ class ChatStore:
             raise
 
     def _connect(self) -> sqlite3.Connection:
-        target = f"{self.path.resolve().as_uri()}?mode=ro" if self.read_only else str(self.path)
+        query = "?mode=ro&immutable=1" if self._immutable else "?mode=ro"
+        target = f"{self.path.resolve().as_uri()}{query}" if self.read_only else str(self.path)
         if not self.read_only:  # SQLite gives the -wal and -shm the database's mode
             with contextlib.suppress(OSError):  # SQLite's own open below says what is wrong
                 private_file(self.path)
@@ -291,16 +302,23 @@ class ChatStore:
         return problems
 
     @_translated
-    def enter_read_only(self, reason: str) -> None:
-        """From now on refuse every write (``PRAGMA query_only``); ``reason`` says why.
+    def enter_read_only(self, refused: StoreReadOnly | StoreFull) -> None:
+        """From now on refuse every write (``PRAGMA query_only``); ``refused`` says why.
 
         For a file that turned out not to be writable (permissions, a full disk): reading goes
-        on, and each write raises StoreReadOnly instead of half-trying.
+        on, and each write raises ``refused``'s kind of error instead of half-trying.
         """
         self._conn.execute("PRAGMA query_only = ON")
         self.read_only = True
+        self.was_refused(refused)
+
+    def was_refused(self, refused: StoreReadOnly | StoreFull) -> None:
+        """This store is read-only because writing was ``refused``: the report says why, and
+        each write refused from now on raises the same kind of error (a full disk is not
+        "read-only")."""
         self.report.read_only = True
-        self.report.read_only_reason = reason
+        self.report.read_only_reason = str(refused)
+        self.write_refusal = type(refused)
 
     @_translated
     def rebuild_search_index(self) -> None:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from flarechat.paths import disk_full
+
 __all__ = [
     "NotFound",
     "StoreBusy",
@@ -35,6 +37,7 @@ __all__ = [
 _SQLITE_BUSY = 5
 _SQLITE_LOCKED = 6
 _SQLITE_READONLY = 8
+_SQLITE_IOERR = 10
 _SQLITE_CORRUPT = 11
 _SQLITE_FULL = 13
 _SQLITE_CANTOPEN = 14
@@ -132,6 +135,10 @@ def translate(error: sqlite3.Error, path: Path) -> StoreError:
     if code == _SQLITE_READONLY or "readonly database" in text:
         return StoreReadOnly(path)
     if code == _SQLITE_FULL or "database or disk is full" in text:
+        return StoreFull(path)
+    if code == _SQLITE_IOERR and disk_full(path):
+        # SQLite says only "disk I/O error" when it cannot grow its -shm or -wal for want of
+        # room (SQLITE_IOERR_SHMSIZE, _WRITE): a full disk, not a broken one.
         return StoreFull(path)
     if code in (_SQLITE_CORRUPT, _SQLITE_NOTADB) or "malformed" in text:
         return StoreCorrupt(path, text)

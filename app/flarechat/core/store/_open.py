@@ -78,13 +78,13 @@ def _open_checked(path: Path, *, clock: Callable[[], float], read_only: bool) ->
         if read_only:
             raise
         # A write-protected file at the current schema can still be read: show the history.
-        store = ChatStore(path, clock=clock, read_only=True)
-        store.report.read_only_reason = str(refused)
+        store = _read_only_after(refused, path, clock=clock, closed_cleanly=quick)
+        store.was_refused(refused)
     try:
         problems = _checked_problems(store, quick=quick)
     except (StoreReadOnly, StoreFull) as refused:
         # The integrity check or the index rebuild had to write and the file said no.
-        store.enter_read_only(str(refused))
+        store.enter_read_only(refused)
         problems = _checked_problems(store, quick=quick)
     except StoreError:
         store.close()
@@ -93,6 +93,31 @@ def _open_checked(path: Path, *, clock: Callable[[], float], read_only: bool) ->
         store.close()
         raise StoreCorrupt(path, "; ".join(problems[:_PROBLEMS_QUOTED]))
     return store
+
+
+def _read_only_after(
+    refused: StoreReadOnly | StoreFull,
+    path: Path,
+    *,
+    clock: Callable[[], float],
+    closed_cleanly: bool,
+) -> ChatStore:
+    """The history, read-only, of a file that refused to be written (``refused`` says why).
+
+    On a full disk SQLite cannot make the -shm it needs even to read: a file closed cleanly
+    (its last changes are in the file itself) is then read as it stands. A file that cannot be
+    read either (new, or at an older schema: it must be written first) raises ``refused``, so
+    a full disk is never called "read-only".
+    """
+    try:
+        return ChatStore(path, clock=clock, read_only=True)
+    except (StoreReadOnly, StoreFull) as also:
+        if not (isinstance(refused, StoreFull) and closed_cleanly and path.stat().st_size):
+            raise refused from also
+    try:
+        return ChatStore(path, clock=clock, immutable=True)
+    except (StoreReadOnly, StoreFull) as also:
+        raise refused from also
 
 
 def _checked_problems(store: ChatStore, *, quick: bool) -> list[str]:
@@ -149,7 +174,7 @@ def open_store(
         try:
             store.report.interrupted = store.mark_unfinished_as_interrupted()
         except (StoreReadOnly, StoreFull) as refused:
-            store.enter_read_only(str(refused))
+            store.enter_read_only(refused)
     if store.read_only:
         store.report.problems.append(store.report.read_only_reason or str(StoreReadOnly(path)))
     return store
