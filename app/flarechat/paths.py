@@ -134,7 +134,8 @@ def profile_problem(error: OSError) -> str:
     """What the command line and the window both say when the profile can't be used."""
     if error.strerror is None:  # ProfileUnavailable: already a whole sentence
         return str(error)
-    return _PROFILE_UNUSABLE.format(why=f"{error.strerror}: {error.filename}")
+    cause = storage_refusal(error) or error.strerror
+    return _PROFILE_UNUSABLE.format(why=f"{cause}: {error.filename}")
 
 
 #: Why a disk refuses a write, by errno: the one place that names the cause, so a full disk is
@@ -233,14 +234,26 @@ def _ensure_private_dir(path: Path) -> None:
     if not path.is_dir():
         raise ProfileUnavailable(path, "it is not a folder")
     if not os.access(path, os.W_OK | os.X_OK):
-        raise ProfileUnavailable(path, "it is read-only")
+        raise ProfileUnavailable(path, f"it can't be written: {_unwritable(path)}")
+
+
+def _unwritable(folder: Path) -> str:
+    """Why a folder that access() refuses can't be written: its mount, else the permissions."""
+    try:
+        mounted_read_only = hasattr(os, "statvfs") and bool(
+            os.statvfs(folder).f_flag & os.ST_RDONLY
+        )
+    except OSError:
+        mounted_read_only = False
+    return _REFUSALS[errno.EROFS if mounted_read_only else errno.EACCES]
 
 
 def _refusal(error: OSError) -> str:
-    if isinstance(error, PermissionError):
-        return "it or a folder above it can't be written (permission denied)"
     if isinstance(error, NotADirectoryError | FileExistsError):
         return "a file is in the way where a folder should be"
+    cause = storage_refusal(error)
+    if cause is not None:
+        return f"it or a folder above it can't be written: {cause}"
     return f"it could not be created ({error.strerror or type(error).__name__})"
 
 

@@ -14,7 +14,7 @@ from flarechat.core.store._errors import (
     StoreReadOnly,
     StoreUnavailable,
 )
-from flarechat.paths import free_sibling
+from flarechat.paths import free_sibling, storage_refusal
 
 __all__ = ["open_store"]
 
@@ -49,7 +49,7 @@ def _looks_like_sqlite(path: Path) -> bool:
 
 
 def _os_reason(error: OSError) -> str:
-    return error.strerror or type(error).__name__
+    return storage_refusal(error) or error.strerror or type(error).__name__
 
 
 def _closed_uncleanly(path: Path) -> bool:
