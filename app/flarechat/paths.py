@@ -6,6 +6,7 @@ import contextlib
 import datetime as dt
 import errno
 import os
+import shutil
 import stat
 import sys
 import tempfile
@@ -15,6 +16,7 @@ from pathlib import Path
 import platformdirs
 
 __all__ = [
+    "LOW_SPACE_BYTES",
     "MAX_IMPORT_BYTES",
     "PRIVATE_DIR_MODE",
     "PRIVATE_FILE_MODE",
@@ -25,6 +27,7 @@ __all__ = [
     "cache_dir",
     "config_dir",
     "data_dir",
+    "disk_full",
     "free_sibling",
     "log_dir",
     "private_file",
@@ -32,6 +35,7 @@ __all__ = [
     "profile_problem",
     "read_regular_file",
     "resource_path",
+    "storage_refusal",
 ]
 
 APP_NAME = "Flarechat"
@@ -130,7 +134,44 @@ def profile_problem(error: OSError) -> str:
     """What the command line and the window both say when the profile can't be used."""
     if error.strerror is None:  # ProfileUnavailable: already a whole sentence
         return str(error)
-    return _PROFILE_UNUSABLE.format(why=f"{error.strerror}: {error.filename}")
+    cause = storage_refusal(error) or error.strerror
+    return _PROFILE_UNUSABLE.format(why=f"{cause}: {error.filename}")
+
+
+#: Why a disk refuses a write, by errno: the one place that names the cause, so a full disk is
+#: never called read-only (nor a read-only mount a permissions problem).
+_REFUSALS = {
+    errno.ENOSPC: "the disk is full",
+    errno.EROFS: "the disk or folder is mounted read-only",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    **({errno.EDQUOT: "the disk quota is used up"} if hasattr(errno, "EDQUOT") else {}),
+}
+
+
+def storage_refusal(error: OSError) -> str | None:
+    """What stopped a write, in a few plain words ("the disk is full"), when ``error`` is a
+    disk's refusal (full, over quota, read-only, not allowed); None for any other failure."""
+    return _REFUSALS.get(error.errno) if error.errno is not None else None
+
+
+#: Free space below which a write that failed without saying why (SQLite's "disk I/O error"
+#: when it cannot grow its shared-memory file) is put down to a full disk.
+LOW_SPACE_BYTES = 1 << 20
+
+
+def disk_full(path: Path) -> bool:
+    """Whether the filesystem that holds ``path`` (or would: its nearest existing folder) is
+    writable and has next to no room left (under LOW_SPACE_BYTES for this user)."""
+    folder = next((p for p in (path, *path.parents) if p.exists()), None)
+    if folder is None:
+        return False
+    try:
+        free = shutil.disk_usage(folder).free
+        read_only = hasattr(os, "statvfs") and bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+    return not read_only and free < LOW_SPACE_BYTES
 
 
 def _resources_root() -> Path:
@@ -193,14 +234,26 @@ def _ensure_private_dir(path: Path) -> None:
     if not path.is_dir():
         raise ProfileUnavailable(path, "it is not a folder")
     if not os.access(path, os.W_OK | os.X_OK):
-        raise ProfileUnavailable(path, "it is read-only")
+        raise ProfileUnavailable(path, f"it can't be written: {_unwritable(path)}")
+
+
+def _unwritable(folder: Path) -> str:
+    """Why a folder that access() refuses can't be written: its mount, else the permissions."""
+    try:
+        mounted_read_only = hasattr(os, "statvfs") and bool(
+            os.statvfs(folder).f_flag & os.ST_RDONLY
+        )
+    except OSError:
+        mounted_read_only = False
+    return _REFUSALS[errno.EROFS if mounted_read_only else errno.EACCES]
 
 
 def _refusal(error: OSError) -> str:
-    if isinstance(error, PermissionError):
-        return "it or a folder above it can't be written (permission denied)"
     if isinstance(error, NotADirectoryError | FileExistsError):
         return "a file is in the way where a folder should be"
+    cause = storage_refusal(error)
+    if cause is not None:
+        return f"it or a folder above it can't be written: {cause}"
     return f"it could not be created ({error.strerror or type(error).__name__})"
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "JSONTooDeep",
     "JSONTooLarge",
     "JSONValueUnreadable",
+    "ended_early",
     "loads",
     "scrub_surrogates",
 ]
@@ -50,6 +51,10 @@ _SURROGATE_ESCAPE = re.compile(
 )
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _REPLACEMENT_ESCAPE = "\\ufffd"
+#: What a cut may leave of a literal or a number where a value was expected (see ended_early).
+_LITERALS = ("true", "false", "null")
+_NUMBER_PART = re.compile(r"-?\d*\.?\d*(?:[eE][-+]?\d*)?")
+_NUMBER_FIRST = frozenset("-0123456789")
 
 
 class JSONInputError(json.JSONDecodeError):
@@ -102,6 +107,23 @@ def loads(
         if end != len(text):
             raise JSONInputError("Extra data", text, end)
     return value
+
+
+def ended_early(error: json.JSONDecodeError) -> bool:
+    """Whether the text is JSON cut off (the start of a document, not all of it): it failed
+    where the text ends, in a string never closed, or in a literal or number the end cut
+    short (``tr``, ``12.``). Empty text is not a cut-off document."""
+    text = error.doc.rstrip(" \t\n\r")
+    if not text or isinstance(error, JSONTooDeep | JSONTooLarge | JSONValueUnreadable):
+        return False
+    rest = text[error.pos :]
+    number = rest[:1] in _NUMBER_FIRST or text[error.pos - 1 : error.pos].isdigit()
+    return (
+        not rest
+        or error.msg.startswith("Unterminated string")
+        or any(literal.startswith(rest) for literal in _LITERALS)
+        or (number and _NUMBER_PART.fullmatch(rest) is not None)
+    )
 
 
 def scrub_surrogates(text: str) -> str:

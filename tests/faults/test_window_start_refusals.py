@@ -5,7 +5,6 @@ the app while the database's error box is up (item 9)."""
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import subprocess
 import time
@@ -65,6 +64,10 @@ def test_a_home_that_is_a_file_is_explained_and_the_app_exits_cleanly(tmp_path: 
     assert f"flarechat: Flarechat can't use the folder {home}" in said
 
 
+def _mount(where: Path, options: str) -> None:
+    subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], check=True)
+
+
 async def _dialog_then_exit(options: GuiOptions) -> tuple[str, int]:
     """``ui.app._run`` up to its dialog: the dialog's text, and the exit code once it is
     closed with its button."""
@@ -99,30 +102,40 @@ async def test_the_window_shows_the_command_lines_explanation_in_a_dialog(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    mounted: list[Path] = []
     if fault == "home-is-a-file":
         home = isolated_profile.parent / "home-file"
         home.write_text("oops", encoding="utf-8")
         monkeypatch.setenv(paths.HOME_ENV, str(home))
     else:
-        # A read-only mount answers access(W_OK) with "no" for root too; tests run as root,
-        # which a chmod does not stop, so the folders' answer is the one injected.
+        # A real read-only mount (a tmpfs, remounted ro), which refuses root too: over the
+        # whole profile, or over its data folder only.
         refused = isolated_profile if fault == "read-only-home" else isolated_profile / "data"
+        refused.mkdir(exist_ok=True)
+        _mount(refused, "size=64k")
+        mounted.append(refused)
         for kind in ("config", "data", "logs", "cache"):
-            (isolated_profile / kind).mkdir()
-        real_access = os.access
-        monkeypatch.setattr(
-            os,
-            "access",
-            lambda p, mode: not Path(p).is_relative_to(refused) and real_access(p, mode),
-        )
+            (isolated_profile / kind).mkdir(exist_ok=True)
+        _mount(refused, "remount,ro")
     point_at(emulator, monkeypatch, token=TOKEN)
+    try:
+        await _explained_alike(fault, isolated_profile, capsys)
+    finally:
+        for where in mounted:
+            await asyncio.to_thread(subprocess.run, ["umount", str(where)], check=True)
+
+
+async def _explained_alike(
+    fault: str, isolated_profile: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     text, code = await _dialog_then_exit(GuiOptions())
     assert code == EXIT_PROFILE_UNUSABLE
     assert "Flarechat can't use the folder" in text
     assert "Traceback" not in text
     capsys.readouterr()  # the window's stderr line, checked by the subprocess test
     if fault == "read-only-data-folder":  # only the window keeps chats there
-        assert text == str(paths.ProfileUnavailable(isolated_profile / "data", "it is read-only"))
+        cause = "it can't be written: the disk or folder is mounted read-only"
+        assert text == str(paths.ProfileUnavailable(isolated_profile / "data", cause))
         return
     cli = await asyncio.to_thread(run_cli, capsys, "models", token=TOKEN)  # its own loop
     assert cli.code == EXIT_PROFILE_UNUSABLE

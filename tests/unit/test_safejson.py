@@ -80,3 +80,23 @@ def test_its_error_is_a_json_decode_error_so_existing_handlers_catch_it() -> Non
 def test_scrub_surrogates_leaves_good_text_alone() -> None:
     assert safejson.scrub_surrogates("caf\u00e9 \U0001f600") == "caf\u00e9 \U0001f600"
     assert safejson.scrub_surrogates("a\ud800b\udfff") == "a\ufffdb\ufffd"
+
+
+_WHOLE = '{"success": true, "result": [{"name": "@cf/a/b", "tags": ["x", "y"]}], "n": 12.5}'
+
+
+@pytest.mark.parametrize("cut", range(1, len(_WHOLE)))
+def test_every_cut_off_start_of_a_document_reads_as_ended_early(cut: int) -> None:
+    with pytest.raises(JSONInputError) as raised:
+        safejson.loads(_WHOLE[:cut] + "\n")
+    assert safejson.ended_early(raised.value), _WHOLE[:cut]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "   ", "nope", '{"a": 1}}', '{"a" 1}', '["\x01"]', "[1, e", "[1 .]", "[" * 99 + "]" * 99],
+)
+def test_text_that_is_wrong_rather_than_short_did_not_end_early(text: str) -> None:
+    with pytest.raises(JSONInputError) as raised:
+        safejson.loads(text)
+    assert not safejson.ended_early(raised.value)

@@ -26,6 +26,7 @@ __all__ = [
     "TLS_FAILED",
     "UNREADABLE_REPLY",
     "connect_timed_out",
+    "cut_off",
     "for_error",
     "huge_head",
     "not_http",
@@ -192,6 +193,15 @@ def connect_timed_out(where: str, *, seconds: float | None, secure: bool) -> str
     return (
         f"Could not connect to {where}{limit}: {what} never completed. Check the API base URL "
         "in Settings, your network and any proxy, or raise the connect timeout."
+    )
+
+
+def cut_off(subject: str) -> str:
+    """The answer began but ended early (``subject``: "the model list", …): the server spoke
+    HTTP, and trying again usually gets all of it."""
+    return (
+        f"{subject[:1].upper()}{subject[1:]} was cut off mid-way: the connection ended before "
+        "all of it had arrived. Try again."
     )
 
 

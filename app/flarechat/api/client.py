@@ -55,7 +55,13 @@ from flarechat.api.batch import (
     parse_ticket,
 )
 from flarechat.api.config import ChatRequest, Connection, Endpoint, Route
-from flarechat.api.errors import BadRequest, ServerError, TermsNotAccepted, WorkersAIError
+from flarechat.api.errors import (
+    BadRequest,
+    BodyCutOff,
+    ServerError,
+    TermsNotAccepted,
+    WorkersAIError,
+)
 from flarechat.api.events import (
     ChatEvent,
     Finished,
@@ -85,6 +91,8 @@ DEFAULT_USER_AGENT = f"Flarechat/{__version__} (+python-httpx)"
 WRITE_TIMEOUT = 30.0  # seconds to send a request body
 POOL_TIMEOUT = 10.0  # seconds to wait for a free pooled connection
 TEXT_GENERATION = "Text Generation"
+#: What list_models fetches, as its messages name it ("The model list was cut off mid-way").
+MODEL_LIST = "the model list"
 #: Bytes of an error body read at most: enough for any JSON envelope or a proxy page's title;
 #: a hostile or broken server's 50 MB page is never read (or decoded) whole.
 ERROR_BODY_LIMIT = 64 * 1024
@@ -115,9 +123,11 @@ class _Call:
     received: bool = False
     #: loop time by which the whole call must be over (Connection.overall_timeout)
     deadline: float = float("inf")
+    #: what a GET fetches ("the model list"), named when its answer is cut off mid-way
+    subject: str | None = None
 
     @classmethod
-    def of(cls, conn: Connection, model: str | None = None) -> _Call:
+    def of(cls, conn: Connection, model: str | None = None, *, subject: str | None = None) -> _Call:
         timeout = httpx.Timeout(
             connect=conn.connect_timeout,
             read=conn.read_timeout,
@@ -128,7 +138,14 @@ class _Call:
         # httpx/httpcore log headers verbatim at DEBUG (-v): their records are redacted too.
         install_log_redaction(secrets)
         deadline = asyncio.get_running_loop().time() + conn.overall_timeout
-        return cls(conn=conn, model=model, secrets=secrets, timeout=timeout, deadline=deadline)
+        return cls(
+            conn=conn,
+            model=model,
+            secrets=secrets,
+            timeout=timeout,
+            deadline=deadline,
+            subject=subject,
+        )
 
     async def within(self, step: Awaitable[_T]) -> _T:
         """Await one step of the call, but not past the overall deadline.
@@ -234,7 +251,7 @@ class WorkersAIClient:
         self, conn: Connection, *, task: str = TEXT_GENERATION
     ) -> list[ModelInfo]:
         """The account's catalogue for ``task``, all pages, in the server's order."""
-        call = _Call.of(conn)
+        call = _Call.of(conn, subject=MODEL_LIST)
         found: dict[str, ModelInfo] = {}
         seen: set[str] = set()
         for page in range(1, MAX_PAGES + 1):
@@ -265,7 +282,7 @@ class WorkersAIClient:
         call (models/search, one item). Raises the last call's classified error when none
         worked: AuthenticationFailed for a bad token, BadRequest for an unknown account…
         """
-        call = _Call.of(conn)
+        call = _Call.of(conn, subject="the token check")
         base = conn.api_base.rstrip("/")
         check, response = await self._verify_at("user", f"{base}/user/tokens/verify", call=call)
         if check is not None:
@@ -292,13 +309,14 @@ class WorkersAIClient:
     async def get_model_schema(self, conn: Connection, model: str) -> ModelSchema:
         """What ``GET …/ai/models/schema?model=`` says the model takes; ``known`` is False
         when the schema is missing or unreadable. Errors are classified as everywhere."""
-        call = _Call.of(conn, model)
+        call = _Call.of(conn, model, subject=f"the schema of {model}")
         url = _account_url(conn, f"ai/models/schema?model={quote(model, safe='@/')}")
         return parse_model_schema(model, await self._get_envelope(url, call))
 
     async def list_finetunes(self, conn: Connection) -> list[FineTune]:
         """The account's fine-tunes (LoRA adapters), from ``GET …/ai/finetunes``."""
-        body = await self._get_envelope(_account_url(conn, "ai/finetunes"), _Call.of(conn))
+        call = _Call.of(conn, subject="the list of fine-tunes")
+        body = await self._get_envelope(_account_url(conn, "ai/finetunes"), call)
         items = body.get("result")
         return list(filter(None, map(parse_finetune, items if isinstance(items, list) else [])))
 
@@ -484,15 +502,20 @@ class WorkersAIClient:
         request = self._http.build_request("GET", url, headers=headers, timeout=call.timeout)
         try:
             response = await call.within(self._http.send(request, stream=True))
-            try:
-                _log_response(response, call)
-                if not response.is_success or _is_html(response):
-                    return await call.within(_capped(response))
-                await call.within(response.aread())
-            finally:
-                await response.aclose()
         except httpx.RequestError as exc:
             raise self._network_error(exc, call) from None
+        try:
+            _log_response(response, call)
+            if not response.is_success or _is_html(response):
+                return await call.within(_capped(response))
+            await call.within(response.aread())
+        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            # The headers came, so the server spoke HTTP: its body ended early.
+            raise _cut_off(call, detail=f"{type(exc).__name__}: {exc}") from None
+        except httpx.RequestError as exc:
+            raise self._network_error(exc, call) from None
+        finally:
+            await response.aclose()
         return response
 
     # -- errors ---------------------------------------------------------------------------------
@@ -675,12 +698,22 @@ def _expect_json(response: httpx.Response, call: _Call) -> Mapping[str, Any]:
         raise web_page(response.text, status=response.status_code, secrets=call.secrets)
     try:
         payload = safejson.loads(response.content)
-    except ValueError:
-        payload = None
+    except safejson.JSONInputError as error:
+        if call.subject is None or not safejson.ended_early(error):
+            payload = None
+        else:  # a GET's JSON that stops mid-way (a Content-Length that matched a short body)
+            raise _cut_off(call, detail=f"JSON {error.msg} at {error.pos}") from None
     if not isinstance(payload, Mapping):
         detail = redact(response.text, call.secrets)[:DETAIL_LIMIT]
         raise ServerError(msg.UNREADABLE_REPLY, detail=detail, status=response.status_code)
     return payload
+
+
+def _cut_off(call: _Call, *, detail: str) -> BodyCutOff:
+    subject = call.subject or "the answer"
+    error = BodyCutOff(msg.cut_off(subject), detail=redact(detail, call.secrets))
+    logger.warning("Cut off: %s (%s)", error, error.detail)
+    return error
 
 
 def _json_or_empty(response: httpx.Response) -> Mapping[str, Any]:

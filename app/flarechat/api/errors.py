@@ -48,6 +48,7 @@ __all__ = [
     "APIStatusError",
     "AuthenticationFailed",
     "BadRequest",
+    "BodyCutOff",
     "CapacityExceeded",
     "ConnectionFailed",
     "DailyAllocationExhausted",
@@ -254,6 +255,11 @@ class FineTuneIncomplete(BadRequest):
 class ConnectionFailed(WorkersAIError):
     retryable = True
     kind = ErrorKind.NETWORK
+
+
+class BodyCutOff(ConnectionFailed):
+    """The answer's headers came but its body ended early: the connection closed before the
+    Content-Length (or the last chunk) arrived, or the JSON stops mid-way. Not "not HTTP"."""
 
 
 class TLSFailed(ConnectionFailed):

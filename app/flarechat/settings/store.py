@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from flarechat.paths import atomic_write_text, config_dir
+from flarechat.paths import atomic_write_text, config_dir, storage_refusal
 from flarechat.settings import gateway_options, validate
 from flarechat.settings.migrations import (
     holds_plaintext_secret,
@@ -234,8 +234,10 @@ def _document(settings: Settings) -> dict[str, Any]:
 
 
 def _reason(exc: Exception) -> str:
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
+    if isinstance(exc, OSError):
+        cause = storage_refusal(exc) or exc.strerror  # a full disk is never "read-only"
+        if cause:
+            return cause
     return str(exc) or type(exc).__name__
 
 

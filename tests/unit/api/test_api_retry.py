@@ -10,6 +10,7 @@ from flarechat.api.errors import (
     APIStatusError,
     AuthenticationFailed,
     BadRequest,
+    BodyCutOff,
     CapacityExceeded,
     ConnectionFailed,
     DailyAllocationExhausted,
@@ -38,6 +39,7 @@ RETRIED = [
     UpstreamTimeout,
     ServerError,
     ConnectionFailed,
+    BodyCutOff,
     RequestTimedOut,
     StreamInterrupted,
 ]
@@ -123,6 +125,7 @@ KINDS: dict[type[WorkersAIError], str] = {
     ServerError: "server",
     BadRequest: "bad_request",
     ConnectionFailed: "network",
+    BodyCutOff: "network",
     TLSFailed: "tls",
     RequestTimedOut: "timeout",
     StreamInterrupted: "interrupted",

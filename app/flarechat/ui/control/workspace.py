@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -64,6 +65,8 @@ class WorkspaceController(QObject):
         focus_requested(str): show this message (a search hit was opened on its branch).
         models_loaded(list, object, bool): ModelInfo list, fetch time (float | None), offline.
         models_loading(bool): a live catalogue fetch started / ended.
+        models_failed(str): why the live catalogue could not be fetched (a sentence); sent
+            just before the models_loaded that falls back to the cache.
         configured_changed(bool): whether replies can be requested (account set up, or demo).
         demo_changed(bool): demo mode switched on.
         simulated(str): a Simulate menu entry was set up in the emulator (what happens next).
@@ -77,6 +80,7 @@ class WorkspaceController(QObject):
     focus_requested = Signal(str)
     models_loaded = Signal(list, object, bool)
     models_loading = Signal(bool)
+    models_failed = Signal(str)
     configured_changed = Signal(bool)
     demo_changed = Signal(bool)
     simulated = Signal(str)
@@ -318,14 +322,20 @@ class WorkspaceController(QObject):
         self.models_loading.emit(True)
         try:
             models = await self._client.list_models(conn)
-            self._fetched_at = await asyncio.to_thread(self._catalogue.save, models)
-            self._models = models
-            self.models_loaded.emit(models, self._fetched_at, False)
-        except (WorkersAIError, OSError) as error:
+        except WorkersAIError as error:
             log.info("model catalogue unavailable, showing the cache: %s", error)
+            self.models_failed.emit(str(error))
             self.models_loaded.emit(self._models, self._fetched_at, True)
+            return
         finally:
             self.models_loading.emit(False)
+        try:
+            self._fetched_at = await asyncio.to_thread(self._catalogue.save, models)
+        except OSError as error:  # a full disk: the fresh list is still shown, just not kept
+            log.warning("the model catalogue could not be cached: %s", error)
+            self._fetched_at = time.time()
+        self._models = models
+        self.models_loaded.emit(models, self._fetched_at, False)
 
     # -- settings, tokens, demo ------------------------------------------------------------
 

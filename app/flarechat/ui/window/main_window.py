@@ -343,6 +343,7 @@ class MainWindow(QMainWindow):
         workspace.conversation_deleted.connect(self._on_conversation_deleted)
         workspace.models_loaded.connect(self._on_models_loaded)
         workspace.models_loading.connect(self.picker.set_loading)
+        workspace.models_failed.connect(self.picker.set_problem)
         workspace.configured_changed.connect(self._update_connection)
         workspace.demo_changed.connect(self._on_demo_changed)
         workspace.notice.connect(self.pane.show_notice)
