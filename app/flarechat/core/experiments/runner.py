@@ -62,6 +62,7 @@ from flarechat.core.experiments.spec import (
     Variant,
 )
 from flarechat.core.lab.variables import fill
+from flarechat.core.meters import reply_neurons
 from flarechat.core.session import records
 from flarechat.core.session.gate import GatedStreamer, ModelGate
 from flarechat.core.store import ExperimentStore, RunRecord
@@ -278,6 +279,9 @@ def _reply_record(state: TurnState, info: ModelInfo | None, *, mode: Mode) -> di
     usage = records.usage_record(state)
     meta = records.meta_record(state)
     charge = ledger.charge(usage, meta, info)
+    neurons = None if charge is None else charge.neurons
+    if reply_neurons(usage, meta) is None and charge is not None and charge.cost is not None:
+        neurons = charge.cost / ledger.USD_PER_NEURON  # a batch item: priced, not billed alone
 
     def ms(seconds: float | None) -> float | None:  # a batch reply has no timings of its own
         return None if seconds is None or mode == "batch" else round(seconds * _MS, 3)
@@ -291,7 +295,7 @@ def _reply_record(state: TurnState, info: ModelInfo | None, *, mode: Mode) -> di
         "total_ms": ms(state.duration),
         "prompt_tokens": (usage or {}).get("prompt_tokens"),
         "completion_tokens": state.completion_tokens,
-        "neurons": None if charge is None else charge.neurons,
+        "neurons": neurons,
         "usd": None if charge is None else charge.cost,
         "tool_calls": [{"name": c.name, "arguments": c.arguments_json} for c in state.calls],
     }
