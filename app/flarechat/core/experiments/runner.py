@@ -95,6 +95,9 @@ _MAX_BATCH_ITEMS = 1000
 _JUDGE_MAX_TOKENS = 256
 _MS = 1000.0
 _KIND_REPLY, _KIND_JUDGE, _KIND_EMBED = "reply", "judge", "embed"
+#: Body fields that say how a request is delivered, not what it asks (rejectIfBusy rides in
+#: ``options``; the Batch API is not to get it).
+_NOT_HASHED = frozenset({"stream", "options"})
 _BATCH_DONE, _BATCH_UNKNOWN, _BATCH_FAILED = "done", "unknown", "failed"
 _EXPECTED = "expected"
 _JUDGE_INSTRUCTIONS = (
@@ -345,6 +348,8 @@ class ExperimentRunner:
         self._reserved = 0.0
         self._stop: tuple[RunStatus, str, datetime | None] | None = None
         self._results: dict[str, CellResult] = {}
+        #: cells whose request another cell of the run sends: they get its reply
+        self._twins: dict[str, list[Cell]] = {}
         self._total = 0
         self._rerun = False
 
@@ -412,10 +417,11 @@ class ExperimentRunner:
         return Cell(variant, index, case, repeat, request, key, values, cost)
 
     def _body(self, request: ChatRequest) -> dict[str, Any]:
-        """The native body this request sends, without ``stream`` (a batch item's body)."""
+        """The native body this request sends, without ``stream`` and ``options`` (how it is
+        delivered, not what is asked): a batch item's body, and what a cell's key hashes."""
         conn = replace(self._conn, endpoint=Endpoint.NATIVE)
         prepared = build_chat_request(conn, replace(request, stream=False), user_agent="")
-        return {k: v for k, v in prepared.body.items() if k != "stream"}
+        return {k: v for k, v in prepared.body.items() if k not in _NOT_HASHED}
 
     def estimate(self, cells: Sequence[Cell], *, rerun: bool = False) -> Forecast:
         """The forecast of running ``cells``: finished ones (in the store) cost nothing."""
@@ -475,7 +481,15 @@ class ExperimentRunner:
         status: RunStatus = "cancelled"
         try:
             finished = {} if options.rerun else self._store.cells(c.key for c in cells)
-            todo = [c for c in cells if c.key not in finished]
+            todo = []
+            for cell in cells:  # a request asked twice in one run is sent once
+                if cell.key in finished:
+                    continue
+                if cell.key in self._twins:
+                    self._twins[cell.key].append(cell)
+                else:
+                    self._twins[cell.key] = []
+                    todo.append(cell)
             for cell in cells:
                 if cell.key in finished:
                     await self._finish(cell, finished[cell.key], reused=True)
@@ -504,6 +518,7 @@ class ExperimentRunner:
         self._spent_neurons = self._spent_usd = self._reserved = 0.0
         self._stop = None
         self._results = {}
+        self._twins = {}
         self._total = len(cells)
         self._rerun = options.rerun
 
@@ -661,10 +676,15 @@ class ExperimentRunner:
         passed = checks.case_passed(verdicts, self.experiment.threshold)
         status: CellStatus = "reused" if reused else "done"
         self._record(CellResult(cell, status, mode, seen, tuple(verdicts), score, passed))
+        for twin in self._twins.pop(cell.key, []):
+            await self._finish(twin, record, reused=True)
 
     def _record(self, result: CellResult) -> None:
         self._results[result.cell.key + result.cell.id] = result
         self._emit(CellFinished(result, len(self._results), self._total))
+        if result.status == "failed":
+            for twin in self._twins.pop(result.cell.key, []):
+                self._record(replace(result, cell=twin))
 
     async def _verdict(
         self, spec: AssertionSpec, cell: Cell, seen: checks.Observation, mode: Mode

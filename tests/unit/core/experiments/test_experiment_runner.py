@@ -377,3 +377,54 @@ async def test_repeats_and_variant_choice(
     ids = [r.cell.id for r in result.results]
     assert ids == [f"llama-3.1-8b-instruct-fast/{c}/{r}" for c in range(2) for r in range(3)]
     assert len(replies(emulator)) == 6  # each repeat is sent: its key has its number
+
+
+@pytest.mark.asyncio
+async def test_a_request_asked_twice_in_one_run_is_sent_once(
+    emulator: EmulatorServer, client: WorkersAIClient, tmp_path: Path
+) -> None:
+    from dataclasses import replace
+
+    conn = emulator_conn(emulator)
+    base = experiment(models=(LLAMA_8B,), cases=2, judge=False, similar=False)
+    twin = replace(base.variants[0], name="the same again")
+    spec = replace(base, variants=(base.variants[0], twin))
+    with open_store(tmp_path) as store:
+        result = await runner(spec, client=client, conn=conn, store=store, models={}).run()
+    assert [r.status for r in result.results] == ["done", "done", "reused", "reused"]
+    assert (
+        verdicts(result)["the same again/0/0"] == verdicts(result)["llama-3.1-8b-instruct-fast/0/0"]
+    )
+    assert len(replies(emulator)) == 2
+
+
+@pytest.mark.asyncio
+async def test_reject_if_busy_rides_on_live_cells_only(
+    emulator: EmulatorServer, client: WorkersAIClient, tmp_path: Path
+) -> None:
+    from experiment_helpers import FAST
+
+    from flarechat.core.experiments.runner import ExperimentRunner
+    from flarechat.core.session.gate import ModelGate
+
+    conn = emulator_conn(emulator)
+    models = await catalogue(client, conn)
+    spec = experiment(cases=1, judge=False, similar=False)
+    with open_store(tmp_path) as store:
+        made = ExperimentRunner(
+            spec,
+            client=client,
+            conn=conn,
+            store=store,
+            policy=FAST,
+            models=models,
+            gate=ModelGate(per_model=1),
+            reject_if_busy=True,
+        )
+        result = await made.run(NOW_POLL)
+    assert result.status == "done"
+    bodies = run_bodies(emulator)
+    live = [b for b in bodies if "messages" in b]
+    (submit,) = [b for b in bodies if "requests" in b]
+    assert [b["options"] for b in live] == [{"rejectIfBusy": True}]
+    assert all("options" not in item for item in submit["requests"])
