@@ -15,6 +15,7 @@ import io
 import json
 import math
 import re
+import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +60,10 @@ class VariantSummary:
     usd: float
     p50_ms: float | None
     p95_ms: float | None
+    #: with repeats: the share of cases whose repeats all passed or all failed
+    stable: float | None = None
+    #: with repeats: the mean over cases of the spread (population std dev) of their scores
+    spread: float | None = None
 
     @property
     def pass_rate(self) -> float | None:
@@ -78,6 +83,8 @@ class VariantSummary:
             "usd": self.usd,
             "p50_ms": self.p50_ms,
             "p95_ms": self.p95_ms,
+            "stable": self.stable,
+            "spread": self.spread,
         }
 
 
@@ -102,6 +109,20 @@ def _percentile(values: Sequence[float], share: float) -> float | None:
     return ordered[rank - 1]
 
 
+def _stability(cells: Sequence[CellResult]) -> tuple[float | None, float | None]:
+    """(share of cases whose repeats agree, mean spread of their scores) when cases repeat."""
+    by_case: dict[int, list[CellResult]] = {}
+    for r in cells:
+        if r.passed is not None:
+            by_case.setdefault(r.cell.case_index, []).append(r)
+    repeated = [group for group in by_case.values() if len(group) > 1]
+    if not repeated:
+        return None, None
+    agree = sum(1 for group in repeated if len({r.passed for r in group}) == 1)
+    spreads = [statistics.pstdev(r.score or 0.0 for r in group) for group in repeated]
+    return agree / len(repeated), sum(spreads) / len(spreads)
+
+
 def summarise(result: RunResult) -> list[VariantSummary]:
     """A summary per variant, in the experiment's order."""
     summaries = []
@@ -115,6 +136,7 @@ def summarise(result: RunResult) -> list[VariantSummary]:
         scores = [r.score for r in graded if r.score is not None]
         seen = [r.observation for r in cells if r.observation is not None]
         latencies = [o.total_ms for o in seen if o.total_ms is not None]
+        stable, spread = _stability(cells)
         summaries.append(
             VariantSummary(
                 variant=variant.name,
@@ -129,6 +151,8 @@ def summarise(result: RunResult) -> list[VariantSummary]:
                 usd=sum(o.usd or 0.0 for o in seen),
                 p50_ms=_percentile(latencies, 0.5),
                 p95_ms=_percentile(latencies, 0.95),
+                stable=stable,
+                spread=spread,
             )
         )
     return summaries
@@ -140,9 +164,12 @@ def _ms(value: float | None) -> str:
 
 def summary_table(result: RunResult) -> str:
     """The per-variant summary as aligned text (what ``flarechat eval`` prints)."""
-    header = ("variant", "pass rate", "95% interval", "mean score", "cost", "p50", "p95")
+    summaries = summarise(result)
+    repeats = any(s.stable is not None for s in summaries)
+    header: tuple[str, ...] = ("variant", "pass rate", "95% interval", "mean score", "cost")
+    header += ("p50", "p95", "stable", "spread") if repeats else ("p50", "p95")
     rows = [header]
-    for s in summarise(result):
+    for s in summaries:
         rate = "-" if s.pass_rate is None else f"{s.passed}/{s.graded} ({s.pass_rate:.0%})"
         rows.append(
             (
@@ -155,6 +182,11 @@ def summary_table(result: RunResult) -> str:
                 _ms(s.p95_ms),
             )
         )
+        if repeats:
+            rows[-1] += (
+                "-" if s.stable is None else f"{s.stable:.0%}",
+                "-" if s.spread is None else f"{s.spread:.2f}",
+            )
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = [
         "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows

@@ -107,3 +107,23 @@ def test_budgets(text: str, neurons: float | None, usd: float | None) -> None:
 def test_a_bad_budget_says_what_is_meant() -> None:
     with pytest.raises(ValueError, match="give neurons"):
         parse_budget("lots")
+
+
+def test_repeats_show_how_stable_each_case_is() -> None:
+    from dataclasses import replace
+
+    ok = Verdict("contains", True, 1.0, "contains it")
+    bad = Verdict("contains", False, 0.0, "missing 'z'")
+    seen = Observation("x")
+    results = [
+        CellResult(replace(cell(0), repeat=0), "done", "live", seen, (ok,), 1.0, True),
+        CellResult(replace(cell(0), repeat=1), "done", "live", seen, (bad,), 0.5, False),
+        CellResult(replace(cell(1), repeat=0), "done", "live", seen, (ok,), 1.0, True),
+        CellResult(replace(cell(1), repeat=1), "done", "live", seen, (ok,), 1.0, True),
+    ]
+    run = replace(result(), results=results, status="done")
+    (summary,) = reports.summarise(run)
+    assert summary.stable == 0.5  # case 1 agreed with itself, case 0 did not
+    assert summary.spread == pytest.approx(0.125)  # (0.25 + 0) / 2
+    assert "stable" in reports.summary_table(run)
+    assert "stable" not in reports.summary_table(result())

@@ -4,6 +4,7 @@ cells, every finished cell committed, resume and reuse without re-sending, the b
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -428,3 +429,46 @@ async def test_reject_if_busy_rides_on_live_cells_only(
     (submit,) = [b for b in bodies if "requests" in b]
     assert [b["options"] for b in live] == [{"rejectIfBusy": True}]
     assert all("options" not in item for item in submit["requests"])
+
+
+@pytest.mark.asyncio
+async def test_a_3040_before_the_first_token_is_retried_as_in_chat(
+    emulator: EmulatorServer, client: WorkersAIClient, tmp_path: Path
+) -> None:
+    conn = emulator_conn(emulator)
+    spec = experiment(models=(LLAMA_8B,), cases=1, judge=False, similar=False)
+    emulator.state.fail_next(1, code=3040, status=429, model=LLAMA_8B)
+    with open_store(tmp_path) as store:
+        result = await runner(spec, client=client, conn=conn, store=store, models={}).run()
+    assert [r.status for r in result.results] == ["done"]
+    assert len(replies(emulator)) == 2  # the refused attempt, then the answered one
+
+
+@pytest.mark.asyncio
+async def test_batches_are_split_under_the_payload_limit(
+    emulator: EmulatorServer,
+    client: WorkersAIClient,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from flarechat.core.experiments import runner as runner_module
+
+    conn = emulator_conn(emulator)
+    models = await catalogue(client, conn)
+    spec = experiment(models=(LLAMA_70B,), cases=5, judge=False, similar=False)
+    monkeypatch.setattr(runner_module, "MAX_BATCH_BYTES", 600)  # a few items a batch
+    events: list[RunEvent] = []
+    with open_store(tmp_path) as store:
+        made = runner(
+            spec, client=client, conn=conn, store=store, models=models, on_event=events.append
+        )
+        result = await made.run(NOW_POLL)
+    submits = [b for b in run_bodies(emulator) if "requests" in b]
+    sizes = [len(b["requests"]) for b in submits]
+    assert len(sizes) >= 2
+    assert sum(sizes) == 5
+    assert all(len(json.dumps(b["requests"])) < 600 for b in submits)
+    assert emulator.state.batch_count == len(sizes)
+    done = [e for e in events if isinstance(e, BatchChanged) and e.status == "done"]
+    assert sorted(e.size for e in done) == sorted(sizes)
+    assert all(r.status == "done" and r.mode == "batch" for r in result.results)
