@@ -103,6 +103,8 @@ def test_a_run_writes_every_output_and_exits_0(
     assert [s.name for s in suites] == ["small", "big"]
     assert [s.tests for s in suites] == [3, 3]
     assert all(s.failures == 0 for s in suites)
+    for written in [*outputs, default_path()]:  # the token is in no file the run wrote
+        assert TOKEN.encode() not in written.read_bytes(), written
     page = outputs[3].read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>")
     assert "<svg" in page
