@@ -372,6 +372,14 @@ def _chart(summaries: Sequence[VariantSummary]) -> str:
     return "".join(parts)
 
 
+def _stability_cells(summary: VariantSummary, repeats: bool) -> str:
+    if not repeats:
+        return ""
+    stable = "-" if summary.stable is None else f"{summary.stable:.0%}"
+    spread = "-" if summary.spread is None else f"{summary.spread:.2f}"
+    return f"<td>{stable}</td><td>{spread}</td>"
+
+
 _STYLE = """
 body{font:14px system-ui,sans-serif;margin:2em;color:#111;background:#fff}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;
@@ -384,12 +392,14 @@ def to_html(result: RunResult) -> str:
     """One self-contained page: the summary, the pass-rate chart, and every cell's detail."""
     e = html.escape
     summaries = summarise(result)
+    repeats = any(s.stable is not None for s in summaries)
     rows = "".join(
         f"<tr><td>{e(s.variant)}</td><td>{e(s.model)}</td><td>{s.passed}/{s.graded}</td>"
         f"<td>{s.low:.0%} to {s.high:.0%}</td>"
         f"<td>{'-' if s.mean_score is None else f'{s.mean_score:.2f}'}</td>"
         f"<td>${s.usd:.4f}</td><td>{s.neurons:,.1f}</td>"
-        f"<td>{e(_ms(s.p50_ms))}</td><td>{e(_ms(s.p95_ms))}</td></tr>"
+        f"<td>{e(_ms(s.p50_ms))}</td><td>{e(_ms(s.p95_ms))}</td>{_stability_cells(s, repeats)}"
+        "</tr>"
         for s in summaries
     )
     cells = []
@@ -419,7 +429,9 @@ def to_html(result: RunResult) -> str:
         f"{result.spent_neurons:,.1f} neurons, ${result.spent_usd:.4f}</p><ul>{notes}</ul>"
         "<h2>Summary</h2><table><tr><th>Variant</th><th>Model</th><th>Passed</th>"
         "<th>95% interval</th><th>Mean score</th><th>Cost</th><th>Neurons</th><th>p50</th>"
-        f"<th>p95</th></tr>{rows}</table>{_chart(summaries)}"
+        f"<th>p95</th>{'<th>Stable</th><th>Spread</th>' if repeats else ''}</tr>{rows}</table>"
+        "<h3>Pass rate per variant (the line is its 95% interval)</h3>"
+        f"{_chart(summaries)}"
         "<h2>Cells</h2><table><tr><th>Variant</th><th>Case</th><th>Verdict</th><th>Reply</th>"
         f"</tr>{''.join(cells)}</table></body></html>\n"
     )
