@@ -2,7 +2,7 @@
 
 A *cell* is one variant x one case x one repeat. Its request is built by the chat's own
 builder (``core.connect.build_request``) and identified by the SHA-256 of the body that would
-be sent (plus the repeat number): a cell whose key is already in the store is reused, never
+be sent (plus the repeat number and the account it is sent for): a cell whose key is already in the store is reused, never
 sent again, so a run killed at any moment resumes where it was, and a byte-identical request
 in another run costs nothing (``RunOptions.rerun`` sends them anyway).
 
@@ -219,8 +219,10 @@ def _dumps(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
-def _key(kind: str, payload: object) -> str:
-    return hashlib.sha256(_dumps([kind, payload]).encode("utf-8")).hexdigest()
+def _key(kind: str, account: str, payload: object) -> str:
+    """A request's key: its kind, the account it is sent for (the demo's replies never answer
+    a real account's cells), and what it asks."""
+    return hashlib.sha256(_dumps([kind, account, payload]).encode("utf-8")).hexdigest()
 
 
 def _sampling(params: Mapping[str, Any]) -> SamplingParams:
@@ -411,7 +413,11 @@ class ExperimentRunner:
             model_info=self._models.get(variant.model),
         )
         body = self._body(request)
-        key = _key(_KIND_REPLY, {"model": variant.model, "body": body, "repeat": repeat})
+        key = _key(
+            _KIND_REPLY,
+            self._conn.account_id,
+            {"model": variant.model, "body": body, "repeat": repeat},
+        )
         info = self._models.get(variant.model)
         cost = cell_cost([system, prompt], max_tokens=request.params.max_tokens, info=info)
         return Cell(variant, index, case, repeat, request, key, values, cost)
@@ -711,7 +717,9 @@ class ExperimentRunner:
             gateway=self._gateway,
             model_info=self._models.get(model),
         )
-        key = _key(_KIND_JUDGE, {"model": model, "body": self._body(request)})
+        key = _key(
+            _KIND_JUDGE, self._conn.account_id, {"model": model, "body": self._body(request)}
+        )
         record = None if self._rerun else self._store.cells([key]).get(key)
         if record is None:
             record = await self._stream(request, mode="live")
@@ -721,7 +729,9 @@ class ExperimentRunner:
 
     async def _similarity(self, expected: str, output: str) -> float:
         model = self.experiment.embedding_model
-        key = _key(_KIND_EMBED, {"model": model, "texts": [expected, output]})
+        key = _key(
+            _KIND_EMBED, self._conn.account_id, {"model": model, "texts": [expected, output]}
+        )
         record = None if self._rerun else self._store.cells([key]).get(key)
         if record is None:
             vectors = await self._client.embed(self._conn, model, [expected, output])

@@ -472,3 +472,22 @@ async def test_batches_are_split_under_the_payload_limit(
     done = [e for e in events if isinstance(e, BatchChanged) and e.status == "done"]
     assert sorted(e.size for e in done) == sorted(sizes)
     assert all(r.status == "done" and r.mode == "batch" for r in result.results)
+
+
+@pytest.mark.asyncio
+async def test_another_accounts_cells_are_not_answered_from_these(
+    emulator: EmulatorServer, client: WorkersAIClient, tmp_path: Path
+) -> None:
+    """A demo run's replies (the emulator's account) never answer a real account's cells."""
+    from dataclasses import replace
+
+    conn = emulator_conn(emulator)
+    spec = experiment(models=(LLAMA_8B,), cases=2, judge=False, similar=False)
+    with open_store(tmp_path) as store:
+        first = runner(spec, client=client, conn=conn, store=store, models={})
+        other = runner(
+            spec, client=client, conn=replace(conn, account_id="f" * 32), store=store, models={}
+        )
+        assert {c.key for c in first.plan()}.isdisjoint(c.key for c in other.plan())
+        await first.run()
+        assert other.estimate(other.plan()).to_send == 2
