@@ -1,8 +1,9 @@
 """The composition root's front door: parse the command line and dispatch to the CLI or the GUI.
 
-``flarechat`` with no arguments opens the window; ``ask``/``models`` are the command-line twins
-(``flarechat.cli``); ``--version``, ``--self-check`` and ``--demo`` are handled here. This is
-the only module besides ``cli`` that starts the in-process emulator (import-linter contract).
+``flarechat`` with no arguments opens the window; ``ask``/``models``/``eval`` are the
+command-line twins (``flarechat.cli``); ``--version``, ``--self-check`` and ``--demo`` are
+handled here. This is the only module besides ``cli`` that starts the in-process emulator
+(import-linter contract).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["CLI_COMMANDS", "TEST_AUTOSEND_ENV", "main"]
 
 #: Subcommands handled by ``flarechat.cli.main``.
-CLI_COMMANDS = frozenset({"ask", "models"})
+CLI_COMMANDS = frozenset({"ask", "models", "eval"})
 #: Test-only hook: the window sends this text once at start (used by the durability test).
 TEST_AUTOSEND_ENV = "FLARECHAT_TEST_AUTOSEND"
 #: httpx's own command line; ``import httpx`` loads it (with click, rich and pygments, ~100 ms
@@ -58,7 +59,8 @@ def _parser() -> argparse.ArgumentParser:
         description="A desktop chat client for Cloudflare Workers AI and AI Gateway.",
         epilog=(
             "Commands: 'flarechat ask PROMPT' streams one reply to stdout; "
-            "'flarechat models' lists the text-generation models (see 'flarechat ask --help'). "
+            "'flarechat models' lists the text-generation models (see 'flarechat ask --help'); "
+            "'flarechat eval FILE' runs an experiment and grades every reply. "
             "--self-check exits 0 when every check passes and 1 when any says FAIL."
         ),
     )

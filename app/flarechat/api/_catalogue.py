@@ -31,6 +31,7 @@ _BOOL_PROPERTIES = {
     "function_calling": "function_calling",
     "lora": "lora",
     "vision": "vision",
+    "async_queue": "batch",
 }
 
 

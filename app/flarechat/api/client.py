@@ -96,6 +96,9 @@ MODEL_LIST = "the model list"
 #: Bytes of an error body read at most: enough for any JSON envelope or a proxy page's title;
 #: a hostile or broken server's 50 MB page is never read (or decoded) whole.
 ERROR_BODY_LIMIT = 64 * 1024
+#: After a reply's last event: how long and how much more of its body is read (see _drain).
+DRAIN_TIMEOUT = 1.0
+DRAIN_LIMIT_BYTES = 64 * 1024
 _EVENT_STREAM = "text/event-stream"
 _SSE_ENCODING = "utf-8"  # what the SSE spec prescribes
 _HTML = "text/html"
@@ -477,6 +480,8 @@ class WorkersAIClient:
                     raise error  # after what came before it in the same read
                 if data is None:
                     break
+            else:
+                await _drain(reader)
         finally:
             watch.close()
             await reader.aclose()
@@ -597,6 +602,23 @@ class _SSEReader:
     def _decode(self, lines: list[str]) -> list[ServerSentEvent]:
         decoded = (self._events.decode(line.rstrip("\n")) for line in lines)
         return [event for event in decoded if event is not None]
+
+
+async def _drain(reader: BurstReader) -> None:
+    """Read the little a body has after its last event (the chunked terminator), so the
+    connection goes back to the pool to be reused. Closing a response mid-read instead made
+    httpcore keep the connection ACTIVE for good: after 100 replies every request waited for
+    a free connection (PoolTimeout). A server that keeps the body open is left after a moment."""
+
+    async def rest() -> None:
+        read = 0
+        while (data := await reader.take()) is not None and read < DRAIN_LIMIT_BYTES:
+            read += len(data)
+
+    try:
+        await asyncio.wait_for(rest(), DRAIN_TIMEOUT)
+    except (TimeoutError, httpx.HTTPError, WorkersAIError, OSError):
+        return  # the reply is whole; only the connection's reuse is lost
 
 
 def _decode_chunk(

@@ -30,6 +30,7 @@ from flarechat.settings.store import SettingsStore
 
 __all__ = [
     "EXIT_CODES",
+    "EXIT_FAILED",
     "apply_flags",
     "build_parser",
     "demo_profile",
@@ -43,6 +44,8 @@ CLI_EFFORTS = (*REASONING_EFFORTS, EFFORT_NONE)
 RESPONSE_FORMATS = ("json_object", "json_schema")
 
 EXIT_OK = 0
+#: ``flarechat eval``: an assertion failed, or a cell could not run
+EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_AUTH = 3
 EXIT_CAPACITY = 4
@@ -288,6 +291,61 @@ def _help_texts(exits: Mapping[int, str]) -> dict[str, Any]:
     }
 
 
+_EVAL_EXITS: Mapping[int, str] = {
+    EXIT_OK: "every cell ran and every case passed",
+    EXIT_FAILED: "a case failed its assertions, a cell could not run, or the budget stopped it",
+    EXIT_USAGE: "a bad experiment file, option or configuration (nothing was sent)",
+    **{code: EXIT_CODES[code] for code in (EXIT_AUTH, EXIT_DAILY_LIMIT, EXIT_NETWORK, EXIT_API)},
+    EXIT_CTRL_C: EXIT_CODES[EXIT_CTRL_C] + " (finished cells are kept; run again to resume)",
+}
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
+def _add_eval_arguments(evaluate: argparse.ArgumentParser) -> None:
+    evaluate.add_argument("file", help="the experiment file (.yaml, .json) or promptfooconfig.yaml")
+    evaluate.add_argument(
+        "--batch",
+        action="store_true",
+        help="send cells as Batch API batches where the model takes them (others run live)",
+    )
+    evaluate.add_argument(
+        "--budget", metavar="CAP", help="stop before crossing this: 500 (neurons) or $0.05"
+    )
+    evaluate.add_argument(
+        "--repeat", type=_positive, metavar="N", help="run each cell N times (default: the file's)"
+    )
+    evaluate.add_argument(
+        "--variant",
+        action="append",
+        metavar="NAME",
+        help="run only this variant (repeatable)",
+    )
+    evaluate.add_argument(
+        "--output",
+        action="append",
+        metavar="PATH",
+        help="write the results: .json, .csv, .xml (JUnit) or .html (repeatable)",
+    )
+    evaluate.add_argument(
+        "--rerun",
+        action="store_true",
+        help="send every cell again, even those a finished identical request answered",
+    )
+    evaluate.add_argument(
+        "--poll-interval",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="seconds between polls of a pending batch (default 5)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     shared = _help_texts(EXIT_CODES)
     parser = argparse.ArgumentParser(prog="flarechat", **shared)
@@ -300,7 +358,12 @@ def build_parser() -> argparse.ArgumentParser:
     models = commands.add_parser(
         "models", help=models_help, description=models_help, **_help_texts(_MODELS_EXITS)
     )
-    for sub in (ask, models):
+    eval_help = "Run an experiment file (YAML/JSON, or a promptfoo config) and grade every reply."
+    evaluate = commands.add_parser(
+        "eval", help=eval_help, description=eval_help, **_help_texts(_EVAL_EXITS)
+    )
+    _add_eval_arguments(evaluate)
+    for sub in (ask, models, evaluate):
         sub.add_argument("--json", action="store_true", help="print one JSON object at the end")
         sub.add_argument("-v", "--verbose", action="store_true", help="log requests to stderr")
         sub.add_argument("--demo", action="store_true", help="use the built-in emulator")

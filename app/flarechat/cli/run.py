@@ -485,6 +485,12 @@ async def _command(
         console.err.writelines(f"flarechat: warning: {text}\n" for text in profile.warnings)
         if args.command == "models":
             return await _models(args, console, profile)
+        if args.command == "eval":
+            from flarechat.cli.evaluate import run_eval
+
+            return await run_eval(
+                args, profile=profile, policy=policy, out=console.out, err=console.err
+            )
         return await _ask(args, console, profile, policy, runtime)
     except ConfigurationError as error:
         console.end_lines()

@@ -172,7 +172,10 @@ class EmulatorServer:
 
     def _bind(self) -> socket.socket:
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        # proto=IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY on accepted sockets only when the
+        # listening socket says TCP, and without it a kept-alive connection's reply waited
+        # ~40 ms for Nagle and the client's delayed ACK between its headers and its body.
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         try:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             sock.bind((self.host, self._requested_port))

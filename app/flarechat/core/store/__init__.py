@@ -23,6 +23,7 @@ from flarechat.core.store._errors import (
     StoreUnavailable,
     Unstorable,
 )
+from flarechat.core.store._experiments import BatchRecord, ExperimentStore, RunRecord
 from flarechat.core.store._open import open_store
 from flarechat.core.store._schema import SCHEMA_VERSION, MigrationResult
 from flarechat.core.store._search import HIGHLIGHT_END, HIGHLIGHT_START, SearchHit
@@ -42,12 +43,15 @@ __all__ = [
     "UNDO_PURGE_AGE",
     "UNSET",
     "AsyncChatStore",
+    "BatchRecord",
     "ChatStore",
     "ConversationSummary",
+    "ExperimentStore",
     "MigrationResult",
     "NotFound",
     "OpenReport",
     "Revision",
+    "RunRecord",
     "SearchHit",
     "StoreBusy",
     "StoreCorrupt",

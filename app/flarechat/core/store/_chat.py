@@ -254,6 +254,25 @@ class ChatStore:
                 self._conn.execute("ROLLBACK")
             raise
 
+    @contextmanager
+    def locked_write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction for the store's sibling tables (experiments), under the lock,
+        with sqlite3 errors turned into StoreErrors as every other write's are."""
+        with self._lock:
+            try:
+                with self._write() as conn:
+                    yield conn
+            except sqlite3.Error as error:
+                raise translate(error, self.path) from error
+
+    def locked_read(self, query: str, args: Sequence[object] = ()) -> list[sqlite3.Row]:
+        """Every row of one query, under the lock (for the store's sibling tables)."""
+        with self._lock:
+            try:
+                return list(self._conn.execute(query, tuple(args)))
+            except sqlite3.Error as error:
+                raise translate(error, self.path) from error
+
     def remember_secrets(self, secrets: Iterable[str | None]) -> None:
         """Never write these (the API and gateway tokens) into a record, in any encoding.
 
