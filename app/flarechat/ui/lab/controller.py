@@ -401,6 +401,10 @@ class LabController(QObject):
         self.day = self._day_usage(self._day_rows)  # prices may be new
         self.usage_changed.emit()
 
+    def model_names(self) -> list[str]:
+        """The catalogue's text-generation models (what a preset may use)."""
+        return [m.name for m in self._models.values() if m.task == "Text Generation"]
+
     def model_info(self, model: str | None = None) -> ModelInfo | None:
         return self._models.get(model or self.chat.current_model())
 
