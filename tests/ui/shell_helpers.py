@@ -37,6 +37,7 @@ CHAT_SIGNALS = (
     "message_updated",
     "path_changed",
     "turn_started",
+    "turn_continued",
     "turn_phase_changed",
     "siblings_changed",
     "turn_text_appended",

@@ -93,8 +93,17 @@ def _preface(features: Features) -> str:
 def _reply(
     model: CatalogueModel, body: dict[str, Any], features: Features, seed: int
 ) -> replies.Reply:
-    """What the model thinks and says, before the shape and the token budget apply."""
+    """What the model thinks and says, before the shape and the token budget apply.
+
+    Asked to go on with a reply (an assistant prefill, or "Continue…" after it), the model says
+    the rest of the answer that reply began: a reply cut at max_tokens and continued reads as
+    the one a larger limit would have given.
+    """
     question = replies.last_user_text(body)
+    going_on = replies.continuation(body)
+    said = ""
+    if going_on is not None:
+        question, said = going_on
     effort = features.effort
     think = "" if effort is None else replies.thought(question, effort)
     if features.fixed_answer is not None:
@@ -105,7 +114,7 @@ def _reply(
         return replies.Reply(think, dumps(features.json_value).decode())
     if features.tool_result is not None:
         return replies.Reply(think, f"The tool said: {features.tool_result}")
-    return replies.compose(
+    reply = replies.compose(
         model.name,
         question,
         seed=seed,
@@ -113,6 +122,7 @@ def _reply(
         effort=effort or "medium",
         preface=_preface(features),
     )
+    return replies.Reply(reply.reasoning, replies.rest_of(reply.answer, said))
 
 
 def plan_completion(

@@ -189,4 +189,4 @@ def test_the_max_tokens_note_shows_the_hint_it_is_given(qtbot: QtBot) -> None:
     assert row is not None
     assert row.isVisible()
     assert row.hint.text() == hint
-    assert "new message" in row.button.toolTip()
+    assert "go on with this reply" in row.button.toolTip()

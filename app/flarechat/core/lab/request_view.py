@@ -20,6 +20,7 @@ from flarechat.api._redact import connection_secrets, secret_variants
 from flarechat.api.config import ChatRequest, Connection, Endpoint, Route, Secret
 from flarechat.core.conversation import ROLE_ASSISTANT, ConversationTree
 from flarechat.core.request_code import CodeKind, render, request_spec
+from flarechat.core.session.continuing import continued_history, request_note
 from flarechat.core.session.records import request_from_record
 
 __all__ = [
@@ -47,6 +48,8 @@ class RequestCode:
     model: str
     forms: Mapping[CodeKind, str] = field(default_factory=dict)
     problems: Mapping[CodeKind, str] = field(default_factory=dict)
+    #: what to know about the request shown (a Continue's: the last of the reply's requests)
+    note: str = ""
 
 
 def _record(tree: ConversationTree, message_id: str) -> Mapping[str, Any]:
@@ -86,7 +89,8 @@ def request_of(tree: ConversationTree, message_id: str) -> ChatRequest:
     """The request that produced reply ``message_id``: its record over its history."""
     record = _record(tree, message_id)
     message = tree.get(message_id)
-    history = tree.path_to(message.parent_id) if message.parent_id else []
+    path = tree.path_to(message.parent_id) if message.parent_id else []
+    history = continued_history(path, record, message)  # a Continue's prefill (and words)
     if not record.get("model") and message.model:
         record = {**record, "model": message.model}
     try:
@@ -121,11 +125,14 @@ def request_code_for(
     when no account is set up (the code then names ``ACCOUNT_PLACEHOLDER``).
     """
     request = request_of(tree, message_id)
+    record = _record(tree, message_id)
+    note = request_note(record)
     try:
-        spec = request_spec(connection_of(_record(tree, message_id), conn), request)
+        spec = request_spec(connection_of(record, conn), request)
     except ValueError as error:
         problem = str(error)
-        return RequestCode(message_id, request.model, problems=dict.fromkeys(CodeKind, problem))
+        unmade = dict.fromkeys(CodeKind, problem)
+        return RequestCode(message_id, request.model, problems=unmade, note=note)
     forms: dict[CodeKind, str] = {}
     problems: dict[CodeKind, str] = {}
     for kind in CodeKind:
@@ -135,4 +142,4 @@ def request_code_for(
             problems[kind] = str(error)
         else:
             _check_no_secret(forms[kind], conn)
-    return RequestCode(message_id, request.model, forms, problems)
+    return RequestCode(message_id, request.model, forms, problems, note)

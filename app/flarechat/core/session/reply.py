@@ -12,6 +12,7 @@ from flarechat.api.config import ChatRequest, Connection
 from flarechat.api.errors import DailyAllocationExhausted, TermsNotAccepted, WorkersAIError
 from flarechat.core.conversation import Message
 from flarechat.core.session import records
+from flarechat.core.session.continuing import Continued
 from flarechat.core.turn import TurnState
 
 __all__ = ["CuttableSleep", "Outcome", "Reply", "failure_extra"]
@@ -61,6 +62,8 @@ class Reply:
     agreed: bool = False
     #: sent by Wait in queue (Reject if busy off after a 3040): it waits in the queue on purpose
     waits_in_queue: bool = False
+    #: a Continue: the reply as it was before this request, which its text is appended to
+    base: Continued | None = None
 
     @property
     def queued(self) -> bool:
@@ -83,8 +86,15 @@ class Reply:
         if lengths == self.saved:
             return False
         self.saved = lengths
-        self.message.content, self.message.reasoning = self.state.text, self.state.reasoning
+        self.message.content, self.message.reasoning = self.text()
         return True
+
+    def text(self) -> tuple[str, str]:
+        """The reply's text and reasoning so far: after what it had before, for a Continue."""
+        state, base = self.state, self.base
+        if base is None:
+            return state.text, state.reasoning
+        return base.text_with(state.text), base.reasoning_with(state.reasoning)
 
 
 def failure_extra(error: WorkersAIError, *, model: str, attempts: int) -> dict[str, Any]:

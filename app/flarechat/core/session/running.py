@@ -23,6 +23,7 @@ from flarechat.api.retry import RetryPolicy
 from flarechat.core import ledger
 from flarechat.core.conversation import STATUS_FAILED, Message
 from flarechat.core.session import records
+from flarechat.core.session.continuing import combined
 from flarechat.core.session.events import (
     Notice,
     NoticeKind,
@@ -109,7 +110,7 @@ class ReplyRunner:
         reply = self._replies.get(message_id)
         if reply is None or reply.state.is_final:
             return None
-        return reply.state.text, reply.state.reasoning
+        return reply.text()
 
     # -- running one reply -----------------------------------------------------------------
 
@@ -312,6 +313,13 @@ class ReplyRunner:
         message.finish_reason = state.finish_reason
         message.usage = records.usage_record(state)
         message.meta = records.meta_record(state)
+        if (base := reply.base) is not None:
+            # A Continue: one reply, billed for every request that made it; one that did not
+            # finish leaves it cut short as it was (Continue is offered again).
+            if message.status != "done":
+                message.finish_reason = base.finish_reason
+            before = (base.usage, base.meta)
+            message.usage, message.meta = combined(before, (message.usage, message.meta))
         if reply.conn.simulated:  # the ledger keeps demo mode's replies apart
             message.meta = ledger.mark_demo(message.meta)
         message.timings = records.timings_record(state, queued=reply.queued)

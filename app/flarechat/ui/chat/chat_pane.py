@@ -120,6 +120,7 @@ class ChatPane(QWidget):
         chat.message_updated.connect(self.on_message_updated)
         chat.path_changed.connect(self.on_path_changed)
         chat.turn_started.connect(self.on_turn_started)
+        chat.turn_continued.connect(self.on_turn_continued)
         chat.siblings_changed.connect(self.on_siblings_changed)
         chat.turn_text_appended.connect(self.on_text_appended)
         chat.turn_reasoning_appended.connect(self.on_reasoning_appended)
@@ -255,6 +256,13 @@ class ChatPane(QWidget):
         self.clear_banners()
         self._show_body(has_messages=True)
         self.transcript.begin_reply(message_id, model=self.chat.current_model())
+
+    def on_turn_continued(self, conversation_id: str, message_id: str) -> None:
+        """Continue: the reply shown streams on from its text, in its own bubble."""
+        if not self._current(conversation_id):
+            return
+        self.clear_banners()
+        self.transcript.reopen_reply(message_id)
 
     def on_siblings_changed(self, message_id: str, index: int, count: int) -> None:
         if self.chat.is_shown(message_id):

@@ -147,7 +147,7 @@ def message_data(
         log_id=log_id if isinstance(log_id, str) else None,
         error_text=_error_text(message),
         can_continue=can_continue(tree, message, is_last=is_last),
-        continue_hint=continue_hint(tree, message),
+        continue_hint=continue_hint(tree, message, info),
         sibling_index=index - 1,
         sibling_count=count,
         **_capability_fields(tree, message, is_last=is_last),

@@ -102,7 +102,7 @@ class ContinueRow(QFrame):
         hint.setText(CONTINUE_HINT)
         self.button = named(QPushButton(icon("continue"), "Continue"), "continueButton")
         self.button.setAccessibleName("Continue the reply")
-        self.button.setToolTip("Send a new message asking the model to go on where it stopped")
+        self.button.setToolTip("Let the model go on with this reply from where it stopped")
         self.button.clicked.connect(on_continue)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(10, 6, 6, 6)

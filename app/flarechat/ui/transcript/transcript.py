@@ -282,6 +282,18 @@ class TranscriptView(QWidget):
         self._streams[message_id] = _Stream()
         self._append(MessageData(id=message_id, role="assistant", status="waiting", model=model))
 
+    def reopen_reply(self, message_id: str) -> None:
+        """Open a reply already shown again (Continue): its text streams on from where it
+        stopped, in the same message (its Continue offer goes while it is open)."""
+        self._settle()
+        position = self._list.position(message_id)
+        if position is None:
+            return
+        data = self._list.item(position)
+        self._streams[message_id] = _Stream(content=data.content, reasoning=data.reasoning)
+        self._notes.pop(message_id, None)
+        self._store(replace(data, status="streaming", error_text=None))
+
     def append_text(self, message_id: str, text: str) -> None:
         """Buffer answer text for an open reply; painted by the next flush."""
         stream = self._streams.get(message_id)

@@ -32,7 +32,7 @@ from session_helpers import Settings, emulator_conn, session_env
 from flarechat.api.config import Endpoint, SamplingParams
 from flarechat.core.lab.request_view import request_code_for
 from flarechat.core.request_code import CodeKind
-from flarechat.core.session import ColumnSpec
+from flarechat.core.session import ColumnSpec, TurnFinished
 from flarechat.emulator.server import EmulatorServer
 from flarechat.emulator.state import RecordedRequest
 
@@ -142,7 +142,17 @@ async def _send(env: Any, case: Case) -> str:
         reply = session.regenerate(reply)
     elif case.way == "continue":
         assert session.tree.get(reply).finish_reason == "length"
-        reply = session.continue_reply(reply)
+        # The same reply grows: it is shown the request of its second turn, once that ends.
+        ends = len([e for e in env.events.of(TurnFinished) if e.message.id == reply])
+        assert session.continue_reply(reply) == reply
+        await env.events.wait(
+            TurnFinished,
+            lambda e: (
+                e.message.id == reply
+                and len([f for f in env.events.of(TurnFinished) if f.message.id == reply]) > ends
+            ),
+        )
+        return str(reply)
     elif case.way == "tool result":
         calls = session.tree.get(reply).tool_calls
         reply = session.send_tool_results(reply, {c["id"]: "Sunny, 21 degrees" for c in calls})
