@@ -84,14 +84,18 @@ async def test_the_preset_menu_and_manage_dialog(emulator: EmulatorServer, tmp_p
         assert texts[0] == "First"
         assert "Save current settings as preset\N{HORIZONTAL ELLIPSIS}" in texts
         dialog = bar.open_presets()
-        dialog.buttons["duplicate"].click()
-        dialog.buttons["default"].click()
+        page = dialog.pages["presets"]
+        assert dialog.tabs.currentWidget() is page
+        page.buttons["duplicate"].click()
+        page.list.setCurrentRow(0)
+        page.buttons["default"].click()
         assert [p.name for p in hooks.lab.presets()] == ["First", "First (copy)"]
-        assert dialog.list.item(0).text().endswith("default for new chats")
-        dialog.list.setCurrentRow(1)
-        dialog.buttons["delete"].click()
+        assert page.list.item(0).text().endswith("default for new chats")
+        page.list.setCurrentRow(1)
+        confirm = page.ask_delete()
+        assert confirm is not None
+        next(b for b in confirm.buttons() if b.text() == "Delete").click()
         assert [p.name for p in hooks.lab.presets()] == ["First"]
-        assert "Parameters" in dialog.details.text()
         dialog.close()
         await hooks.lab.drain()
 
