@@ -5,8 +5,9 @@
 Each benchmark is a module here with ``run(quick) -> list[Result]``, run in its own process
 (a clean QApplication and heap each). Prints name, value, baseline, ratio, target, unit, pass
 and writes bench/results.json as ``{name: {"value", "baseline", "ratio", "target", "unit",
-"pass", ...}}``. ``--only`` takes benchmark names (start, streaming, switching, search, size)
-or result-name prefixes. Exit code is 0 whatever passes: benchmarks are reports, not tests.
+"pass", ...}}``. ``--only`` takes benchmark names (start, streaming, switching, search,
+experiments, size) or result-name prefixes. Exit code is 0 whatever passes: benchmarks are
+reports, not tests.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from common import Result, not_run
 
 BENCH_DIR = Path(__file__).resolve().parent
 RESULTS = BENCH_DIR / "results.json"
-BENCHMARKS = ("start", "streaming", "switching", "search", "size")
+BENCHMARKS = ("start", "streaming", "switching", "search", "experiments", "size")
 #: Set for the size benchmark by --build (building the bundle takes minutes).
 BUILD_ENV = "FLARECHAT_BENCH_BUILD"
 CHILD_MARK = "BENCH-RESULTS "

@@ -30,6 +30,10 @@ VIOLATIONS = {
         "core/session/records.py",
         "import PySide6.QtCore",
     ),
+    "Experiments are plain core: no Qt, no httpx, no ui, no cli": (
+        "core/experiments/spec.py",
+        "import flarechat.ui.control.presenting",
+    ),
     "httpx only in api": ("core/session/gate.py", "import httpx"),
     "keyring only in settings.secrets": ("settings/store.py", "import keyring"),
     "Only main and cli start the emulator": ("ui/control/chat.py", "import flarechat.emulator"),

@@ -22,3 +22,15 @@ def test_windowed_build_without_stdout_does_not_crash(monkeypatch: pytest.Monkey
     assert main(["--version"]) == 0
     assert isinstance(sys.stdout, io.TextIOBase)
     sys.stdout.close()
+
+
+def test_help_says_demo_mode_can_simulate_every_banner(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())  # argparse wraps the help
+    assert "Simulate menu" in text
+    for banner in ("busy model", "slow first byte", "daily allocation", "licence"):
+        assert banner in text

@@ -20,7 +20,7 @@ check() {
 
 check app:tests tests/*.py tests/support
 check app:tests/unit/api:tests tests/unit/api
-check app:tests/unit/core/session:tests tests/unit/core tests/unit/*.py
+check app:tests/unit/core/session:tests/unit/core/experiments:tests tests/unit/core tests/unit/*.py
 check app:tests/unit/emulator tests/unit/emulator
 check app:tests tests/unit/settings
 check app:tests/ui:tests/ui/window:tests/ui/transcript:tests/ui/capabilities:tests tests/ui \

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import logging.handlers
 import os
+import sys
 import threading
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
-from flarechat.paths import PRIVATE_FILE_MODE, log_dir
+from flarechat.paths import PRIVATE_FILE_MODE, log_dir, storage_refusal
 
 __all__ = ["LOG_FILE", "RedactingFilter", "configure_file_logging", "register_secret"]
 
@@ -45,7 +47,11 @@ class RedactingFilter(logging.Filter):
 
         with self._lock:
             secrets = tuple(self._secrets)
-        record.msg = redact(record.getMessage(), secrets)
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):  # the log call's own mistake: keep its words, go on
+            message = f"{record.msg} {record.args!r}"
+        record.msg = redact(message, secrets)
         record.args = None
         if record.exc_info:
             text = logging.Formatter().formatException(record.exc_info)
@@ -60,7 +66,17 @@ _FILTER = RedactingFilter()
 
 
 class _PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
-    """Creates the log file (and each one after a rollover) readable by the user only."""
+    """Creates the log file (and each one after a rollover) readable by the user only.
+
+    A disk that refuses the log (full, over quota, gone read-only) is the handler's own
+    business: logging's default prints a "--- Logging error ---" traceback to stderr for every
+    record. Here the records are dropped and stderr gets one plain line until the file can be
+    written again (the file is reopened for the next record).
+    """
+
+    def __init__(self, path: Path, **kwargs: Any) -> None:
+        super().__init__(path, **kwargs)
+        self._refused_by: str | None = None  # what the disk said, while it refuses the log
 
     def _open(self) -> io.TextIOWrapper:
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
@@ -68,6 +84,34 @@ class _PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
         return cast(
             io.TextIOWrapper, open(fd, self.mode, encoding=self.encoding, errors=self.errors)
         )
+
+    def emit(self, record: logging.LogRecord) -> None:
+        super().emit(record)  # a failure reaches handleError, inside emit's own except
+        if self._refused_by is not None and self.stream is not None:
+            self._refused_by = None  # written again: a later refusal is said again
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        error = sys.exc_info()[1]
+        reason = storage_refusal(error) if isinstance(error, OSError) else None
+        if reason is None:
+            super().handleError(record)
+            return
+        self._drop_stream()
+        if self._refused_by != reason:
+            self._refused_by = reason
+            sys.stderr.write(
+                f"flarechat: the log file {self.baseFilename} can't be written: {reason}. "
+                "Log messages are dropped until it can.\n"
+            )
+
+    def _drop_stream(self) -> None:
+        """Let go of the file and what was buffered for it (it cannot be flushed)."""
+        stream, self.stream = self.stream, None
+        if stream is not None:
+            with contextlib.suppress(OSError, ValueError):
+                stream.close()
+            with contextlib.suppress(OSError, ValueError):
+                os.close(stream.fileno())
 
 
 def register_secret(value: str | None) -> None:

@@ -1,8 +1,9 @@
 """The composition root's front door: parse the command line and dispatch to the CLI or the GUI.
 
-``flarechat`` with no arguments opens the window; ``ask``/``models`` are the command-line twins
-(``flarechat.cli``); ``--version``, ``--self-check`` and ``--demo`` are handled here. This is
-the only module besides ``cli`` that starts the in-process emulator (import-linter contract).
+``flarechat`` with no arguments opens the window; ``ask``/``models``/``eval`` are the
+command-line twins (``flarechat.cli``); ``--version``, ``--self-check`` and ``--demo`` are
+handled here. This is the only module besides ``cli`` that starts the in-process emulator
+(import-linter contract).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["CLI_COMMANDS", "TEST_AUTOSEND_ENV", "main"]
 
 #: Subcommands handled by ``flarechat.cli.main``.
-CLI_COMMANDS = frozenset({"ask", "models"})
+CLI_COMMANDS = frozenset({"ask", "models", "eval"})
 #: Test-only hook: the window sends this text once at start (used by the durability test).
 TEST_AUTOSEND_ENV = "FLARECHAT_TEST_AUTOSEND"
 #: httpx's own command line; ``import httpx`` loads it (with click, rich and pygments, ~100 ms
@@ -43,6 +44,7 @@ QT_FREE_WINDOW_MODULES = (
     "flarechat.core.catalogue",
     "flarechat.core.connect",
     "flarechat.core.current_model",
+    "flarechat.core.lab.kinds",
     "flarechat.core.lab.variables",
     "flarechat.core.meters",
     "flarechat.core.store",
@@ -59,7 +61,8 @@ def _parser() -> argparse.ArgumentParser:
         description="A desktop chat client for Cloudflare Workers AI and AI Gateway.",
         epilog=(
             "Commands: 'flarechat ask PROMPT' streams one reply to stdout; "
-            "'flarechat models' lists the text-generation models (see 'flarechat ask --help'). "
+            "'flarechat models' lists the text-generation models (see 'flarechat ask --help'); "
+            "'flarechat eval FILE' runs an experiment and grades every reply. "
             "--self-check exits 0 when every check passes and 1 when any says FAIL."
         ),
     )
@@ -72,7 +75,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--demo",
         action="store_true",
-        help="open the window against the built-in emulator (replies are simulated)",
+        help=(
+            "open the window against the built-in emulator (replies are simulated); its "
+            "Simulate menu makes the next requests meet a busy model, a slow first byte, the "
+            "daily allocation used up or a licence to accept, to see each banner"
+        ),
     )
     return parser
 
@@ -90,6 +97,7 @@ def _start_demo() -> DemoBackend:
         account_id=DEMO_ACCOUNT_ID,
         token=DEMO_TOKEN,
         stop=server.stop,
+        control=server.control,  # the Simulate menu: POST /__emulator__/control with its token
     )
 
 
@@ -120,13 +128,20 @@ def _run_gui(*, demo: bool) -> int:
     _import_before_qt()
     _file_with_feature_hook()
     from flarechat.logsetup import configure_file_logging
+    from flarechat.paths import profile_problem
     from flarechat.ui.app import GuiOptions, run_gui
 
-    configure_file_logging()
+    try:
+        configure_file_logging()
+    except OSError as error:  # FLARECHAT_HOME is a file, read-only, on a full disk…
+        unusable: str | None = profile_problem(error)
+    else:
+        unusable = None
     options = GuiOptions(
         demo_at_start=demo,
         start_demo=_start_demo,
         autosend=os.environ.get(TEST_AUTOSEND_ENV) or None,
+        profile_problem=unusable,
     )
     return run_gui(options)
 

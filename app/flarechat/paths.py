@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
 import os
+import shutil
+import stat
 import sys
 import tempfile
 from collections.abc import Callable
@@ -13,18 +16,26 @@ from pathlib import Path
 import platformdirs
 
 __all__ = [
+    "LOW_SPACE_BYTES",
+    "MAX_IMPORT_BYTES",
     "PRIVATE_DIR_MODE",
     "PRIVATE_FILE_MODE",
+    "FileTooLarge",
+    "NotRegularFile",
     "ProfileUnavailable",
     "atomic_write_text",
     "cache_dir",
     "config_dir",
     "data_dir",
+    "disk_full",
     "free_sibling",
     "log_dir",
     "private_file",
     "profile_dir",
+    "profile_problem",
+    "read_regular_file",
     "resource_path",
+    "storage_refusal",
 ]
 
 APP_NAME = "Flarechat"
@@ -49,6 +60,118 @@ class ProfileUnavailable(OSError):
         )
         self.path = path
         self.problem = problem
+
+
+class NotRegularFile(OSError):
+    """The path is a pipe, a device or a socket: reading it could block forever or never end."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(errno.EINVAL, "not a regular file (a pipe, device or socket)", str(path))
+
+    def __str__(self) -> str:
+        return f"{self.filename} is not a regular file (a pipe, device or socket)."
+
+
+class FileTooLarge(OSError):
+    """The file holds more than the limit; ``size`` is its size when the file says it."""
+
+    def __init__(self, path: Path, *, limit: int, size: int | None) -> None:
+        super().__init__(errno.EFBIG, "the file is too large", str(path))
+        self.limit = limit
+        self.size = size
+
+    def __str__(self) -> str:
+        return f"{self.filename} is over the {self.limit / 1024 / 1024:g} MB this can read."
+
+
+_READ_CHUNK = 1024 * 1024
+#: The most an import of the user's (conversations, the lab, votes) reads.
+MAX_IMPORT_BYTES = 512 * 1024 * 1024
+
+
+def read_regular_file(path: Path, *, limit: int) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them.
+
+    For every file a user names (an image, a schema, an import): a named pipe is opened
+    without waiting for a writer and refused, as is any device (``/dev/zero`` never ends) or
+    socket; a folder is IsADirectoryError. At most ``limit`` + 1 bytes are ever read, whatever
+    the file claims its size is: FileTooLarge when there are more than ``limit``.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "it is a folder, not a file", str(path))
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegularFile(path)
+        if info.st_size > limit:
+            raise FileTooLarge(path, limit=limit, size=info.st_size)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        chunks: list[bytes] = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, _READ_CHUNK))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        raise FileTooLarge(path, limit=limit, size=None)  # it grew, or its size was not true
+    return data
+
+
+_PROFILE_UNUSABLE = (
+    "The profile folder cannot be used ({why}). Point FLARECHAT_HOME to a writable folder, "
+    "or unset it to use the default."
+)
+
+
+def profile_problem(error: OSError) -> str:
+    """What the command line and the window both say when the profile can't be used."""
+    if error.strerror is None:  # ProfileUnavailable: already a whole sentence
+        return str(error)
+    cause = storage_refusal(error) or error.strerror
+    return _PROFILE_UNUSABLE.format(why=f"{cause}: {error.filename}")
+
+
+#: Why a disk refuses a write, by errno: the one place that names the cause, so a full disk is
+#: never called read-only (nor a read-only mount a permissions problem).
+_REFUSALS = {
+    errno.ENOSPC: "the disk is full",
+    errno.EROFS: "the disk or folder is mounted read-only",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    **({errno.EDQUOT: "the disk quota is used up"} if hasattr(errno, "EDQUOT") else {}),
+}
+
+
+def storage_refusal(error: OSError) -> str | None:
+    """What stopped a write, in a few plain words ("the disk is full"), when ``error`` is a
+    disk's refusal (full, over quota, read-only, not allowed); None for any other failure."""
+    return _REFUSALS.get(error.errno) if error.errno is not None else None
+
+
+#: Free space below which a write that failed without saying why (SQLite's "disk I/O error"
+#: when it cannot grow its shared-memory file) is put down to a full disk.
+LOW_SPACE_BYTES = 1 << 20
+
+
+def disk_full(path: Path) -> bool:
+    """Whether the filesystem that holds ``path`` (or would: its nearest existing folder) is
+    writable and has next to no room left (under LOW_SPACE_BYTES for this user)."""
+    folder = next((p for p in (path, *path.parents) if p.exists()), None)
+    if folder is None:
+        return False
+    try:
+        free = shutil.disk_usage(folder).free
+        read_only = hasattr(os, "statvfs") and bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+    return not read_only and free < LOW_SPACE_BYTES
 
 
 def _resources_root() -> Path:
@@ -111,14 +234,26 @@ def _ensure_private_dir(path: Path) -> None:
     if not path.is_dir():
         raise ProfileUnavailable(path, "it is not a folder")
     if not os.access(path, os.W_OK | os.X_OK):
-        raise ProfileUnavailable(path, "it is read-only")
+        raise ProfileUnavailable(path, f"it can't be written: {_unwritable(path)}")
+
+
+def _unwritable(folder: Path) -> str:
+    """Why a folder that access() refuses can't be written: its mount, else the permissions."""
+    try:
+        mounted_read_only = hasattr(os, "statvfs") and bool(
+            os.statvfs(folder).f_flag & os.ST_RDONLY
+        )
+    except OSError:
+        mounted_read_only = False
+    return _REFUSALS[errno.EROFS if mounted_read_only else errno.EACCES]
 
 
 def _refusal(error: OSError) -> str:
-    if isinstance(error, PermissionError):
-        return "it or a folder above it can't be written (permission denied)"
     if isinstance(error, NotADirectoryError | FileExistsError):
         return "a file is in the way where a folder should be"
+    cause = storage_refusal(error)
+    if cause is not None:
+        return f"it or a folder above it can't be written: {cause}"
     return f"it could not be created ({error.strerror or type(error).__name__})"
 
 

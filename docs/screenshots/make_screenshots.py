@@ -67,7 +67,15 @@ async def _session(server: EmulatorServer, scene: str, scheme: str) -> Session:
     secrets = MemorySecretStore({API_TOKEN: "cfut_" + "x" * 40})
     prefs = Preferences(store=SettingsStore(), secrets=secrets)
     await prefs.load()
-    demo = DemoBackend(server.api_base, server.gateway_base, DEMO_ACCOUNT_ID, DEMO_TOKEN, _noop)
+    # with its control endpoint, as `flarechat --demo` has it: the menu bar shows Simulate
+    demo = DemoBackend(
+        server.api_base,
+        server.gateway_base,
+        DEMO_ACCOUNT_ID,
+        DEMO_TOKEN,
+        _noop,
+        control=server.control,
+    )
     prefs.use_demo(demo)
     prefs.settings.reject_if_busy = scene in ("retry", "settings")
     prefs.settings.theme = scheme

@@ -18,7 +18,15 @@ import pytest
 
 from flarechat import cli
 from flarechat.emulator.server import EmulatorServer
-from support.cli import FAST, Result, generation_bodies, point_at, run_cli
+from support.cli import (
+    FAST,
+    Result,
+    generation_bodies,
+    generation_requests,
+    point_at,
+    run_cli,
+    spawn_interruptible,
+)
 
 LLAMA = "@cf/meta/llama-3.1-8b-instruct-fast"
 QWQ = "@cf/qwen/qwq-32b"
@@ -302,10 +310,71 @@ def test_unreachable_server_exits_9(
 def test_missing_account_exits_2_naming_the_fix(capsys: pytest.CaptureFixture[str]) -> None:
     result = run(capsys, "ask", "hello")
     assert result.code == cli.EXIT_USAGE
-    for hint in ("CLOUDFLARE_ACCOUNT_ID", "CLOUDFLARE_API_TOKEN", "`flarechat`", "--demo"):
+    for hint in ("CLOUDFLARE_ACCOUNT_ID", "CLOUDFLARE_API_TOKEN", "--demo"):
         assert hint in result.err
-    assert "keychain could not be read" in result.err  # the tests' keyring backend always fails
+    # One message: the tests' keyring backend always fails, so it does not also say to save
+    # the token in the settings window (into the keychain it just said cannot be read).
+    [line] = result.err.splitlines()
+    assert "keychain could not be read" in line
+    assert "save them in the settings window" not in line
     assert result.out == ""
+
+
+def test_a_short_model_name_is_the_one_model_it_names(
+    cli_env: EmulatorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = run(capsys, "ask", "--model", LLAMA.rsplit("/", 1)[-1], "Hello")
+    assert result.code == cli.EXIT_OK, result.err
+    [sent] = generation_requests(cli_env)
+    assert sent.path.endswith("/ai/run/" + LLAMA)
+    assert result.err.strip().splitlines()[-1].startswith(LLAMA + " · ")
+
+
+def test_an_unknown_model_name_suggests_the_closest_ids_and_sends_nothing(
+    cli_env: EmulatorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = run(capsys, "ask", "--model", "llama-3.1-8b-instruct-fats", "Hello")
+    assert result.code == cli.EXIT_USAGE
+    [line] = result.err.splitlines()
+    assert "'llama-3.1-8b-instruct-fats' is not a model of this account" in line
+    assert f"Did you mean one of {LLAMA}, " in line
+    assert "`flarechat models`" in line
+    assert generation_requests(cli_env) == []
+
+
+def test_a_full_id_the_server_does_not_know_gets_the_closest_ids(
+    cli_env: EmulatorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = run(capsys, "ask", "--model", LLAMA + "s", "Hello")
+    assert result.code == cli.EXIT_MODEL
+    assert "code 5007" in result.err
+    assert f"Did you mean one of {LLAMA}, " in result.err
+    assert len(generation_requests(cli_env)) == 1  # a full id is sent without a lookup
+
+
+def test_models_prints_prices_with_every_digit(
+    cli_env: EmulatorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = run(capsys, "models", "--json")
+    [info] = [m for m in json.loads(result.out) if m["name"] == LLAMA]
+    assert info["price_input_per_m"] == 0.045
+    table = run(capsys, "models")
+    [row] = [r for r in table.out.splitlines() if r.startswith(LLAMA + " ")]
+    assert f"${info['price_input_per_m']} " in row
+    assert f"${info['price_output_per_m']}" in row.split()
+
+
+def test_models_help_lists_only_the_exit_codes_models_can_end_with(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert cli.main(["models", "--help"]) == cli.EXIT_OK
+    models_help = capsys.readouterr().out
+    assert cli.main(["ask", "--help"]) == cli.EXIT_OK
+    ask_help = capsys.readouterr().out
+    for ask_only in ("at capacity", "cut off mid-stream", "too large", "daily free allocation"):
+        assert ask_only in ask_help
+        assert ask_only not in models_help
+    assert "the list was printed" in models_help
 
 
 @pytest.mark.parametrize(
@@ -412,10 +481,8 @@ def test_ctrl_c_exits_130_keeping_the_partial_text(cli_env: EmulatorServer) -> N
     """Deterministic under load: SIGINT goes only after text was printed, and by then the
     stream is held open (the next token is minutes away), so it cannot finish first."""
     cli_env.state.tokens_per_second = 5  # the emulator fixture restores the pace
-    proc = subprocess.Popen(
+    proc = spawn_interruptible(
         [sys.executable, "-m", "flarechat", "ask", "--model", LLAMA, "a long answer, slowly"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
         env=dict(os.environ),
     )
     try:

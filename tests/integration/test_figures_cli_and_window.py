@@ -130,7 +130,7 @@ async def _window_line(script: Script, tmp_path: Path) -> str:
     [
         (
             STREAMED,
-            "queued 1.25 s · TTFT 1.50 s · 20 tok/s · 12→30 tokens · 1.50 neurons · cache MISS",
+            "TTFT 1.50 s · 20 tok/s · 12→30 tokens · 1.50 neurons · cache MISS",
         ),
         (NOT_STREAMED, "took 4.00 s · 10 tok/s · 10→40 tokens · 2.00 neurons"),
     ],

@@ -3,6 +3,9 @@ of ``cli.main`` with what it printed (never the token), and the generation reque
 
 from __future__ import annotations
 
+import signal
+import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +26,7 @@ __all__ = [
     "generation_requests",
     "point_at",
     "run_cli",
+    "spawn_interruptible",
 ]
 
 #: Retries at once: the tests count attempts, they do not wait for them.
@@ -71,3 +75,21 @@ def generation_requests(server: EmulatorServer) -> list[RecordedRequest]:
 def generation_bodies(server: EmulatorServer) -> list[Any]:
     """The JSON bodies of :func:`generation_requests`."""
     return [r.json for r in generation_requests(server)]
+
+
+def spawn_interruptible(argv: Sequence[str], *, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """Start ``argv`` (stdout and stderr piped) so that a SIGINT sent to it is delivered.
+
+    A shell starts a background job (``cmd &`` without job control, ``setsid nohup``) with
+    SIGINT ignored, and an ignored signal stays ignored across exec: a child of a suite run
+    that way would never see the Ctrl+C a test sends. While it is started, this process's
+    SIGINT is a Python handler instead, which exec resets to the default for the child.
+    """
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    finally:
+        if previous is signal.SIG_IGN:
+            signal.signal(signal.SIGINT, previous)

@@ -19,6 +19,7 @@ __all__ = [
     "HostileServer",
     "Script",
     "answer",
+    "chat_replies",
     "garbage",
     "http_head",
     "mute",
@@ -33,6 +34,8 @@ Script = Callable[["HostileServer", asyncio.StreamReader, asyncio.StreamWriter],
 PATIENCE = 10.0
 #: How long a silent script stays silent: far past any test's own deadline.
 FOREVER = 600.0
+STREAM_HEAD = {"content-type": "text/event-stream", "connection": "close"}
+NOT_FOUND = b'{"success": false, "errors": [{"code": 7003, "message": "No route"}]}'
 PORTAL_PAGE = (
     b"<!doctype html><html><head><title>Guest WiFi - Sign in</title></head>"
     b"<body><form>Accept the terms</form></body></html>"
@@ -130,6 +133,26 @@ class HostileServer:
         finally:
             writer.close()
             self._tasks.discard(task)
+
+
+def chat_replies(*streams: list[bytes], preamble: bytes = b"") -> Script:
+    """Each chat POST gets the next stream (``preamble``, ``data:`` payloads, then [DONE]);
+    any other request (the window's catalogue look-ups) a 404 envelope."""
+    queue = list(streams)
+
+    async def script(
+        server: HostileServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        request = await server.read_request(reader)
+        if not request.startswith(b"POST ") or not queue:
+            head = {"content-type": "application/json", "content-length": str(len(NOT_FOUND))}
+            await server.send(writer, http_head(404, head) + NOT_FOUND)
+            return
+        payloads = [*queue.pop(0), b"[DONE]"]
+        body = preamble + b"".join(b"data: " + p + b"\n\n" for p in payloads)
+        await server.send(writer, http_head(200, STREAM_HEAD) + body)
+
+    return script
 
 
 def http_head(status: int, headers: Mapping[str, str], *, reason: str = "X") -> bytes:

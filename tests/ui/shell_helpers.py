@@ -37,6 +37,7 @@ CHAT_SIGNALS = (
     "message_updated",
     "path_changed",
     "turn_started",
+    "turn_continued",
     "turn_phase_changed",
     "siblings_changed",
     "turn_text_appended",
@@ -151,6 +152,7 @@ def _demo_starter(emulator: EmulatorServer, starts: list[int]) -> Callable[[], D
             account_id=DEMO_ACCOUNT_ID,
             token="demo-token",
             stop=lambda: None,
+            control=emulator.control,  # the Simulate menu's way in, as flarechat.main gives it
         )
 
     return start_demo

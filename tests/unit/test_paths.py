@@ -134,13 +134,36 @@ def test_read_only_home_is_a_plain_profile_error(
 def test_existing_folder_that_cannot_be_written_is_a_plain_profile_error(
     isolated_profile: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``config`` exists but is read-only; root would be let through, so os.access is asked
-    as for a normal user (a read-only mount answers the same way for root too)."""
+    """``config`` exists with mode 555; root would be let through, so os.access is asked as
+    for a normal user. On a writable disk that is a permission, never "read-only" (the real
+    read-only mount and the real refusal without root's override: the fault suite's
+    test_a_profile_the_disk_refuses_is_refused_naming_the_real_cause)."""
     (isolated_profile / "config").mkdir()
     (isolated_profile / "config").chmod(0o555)
     monkeypatch.setattr(os, "access", lambda path, flags: False)
     try:
-        with pytest.raises(ProfileUnavailable, match="read-only"):
+        with pytest.raises(ProfileUnavailable, match="can't be written: permission denied"):
             config_dir()
     finally:
         (isolated_profile / "config").chmod(0o700)
+
+
+@pytest.mark.parametrize(
+    ("code", "cause"),
+    [
+        (errno.ENOSPC, "the disk is full"),
+        (errno.EDQUOT, "the disk quota is used up"),
+        (errno.EROFS, "the disk or folder is mounted read-only"),
+        (errno.EACCES, "permission denied"),
+        (errno.EPERM, "permission denied"),
+        (errno.EIO, None),
+        (errno.ENOENT, None),
+    ],
+)
+def test_one_function_names_why_a_disk_refused_a_write(code: int, cause: str | None) -> None:
+    error = OSError(code, os.strerror(code), "/some/file")
+    assert paths.storage_refusal(error) == cause
+    said = paths.profile_problem(error)
+    assert (cause or os.strerror(code)) in said
+    if code != errno.EROFS:
+        assert "read-only" not in said  # a full disk, a quota or a permission is not that

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from flarechat import safejson
 from flarechat.api.models import FineTune, ModelInfo, ReasoningEffortInfo
 
 __all__ = [
@@ -31,6 +31,7 @@ _BOOL_PROPERTIES = {
     "function_calling": "function_calling",
     "lora": "lora",
     "vision": "vision",
+    "async_queue": "batch",
 }
 
 
@@ -66,7 +67,7 @@ def parse_reasoning_effort(value: object) -> ReasoningEffortInfo | None:
     """The ``reasoning_effort`` property object (a JSON string of it is tolerated too)."""
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = safejson.loads(value)
         except ValueError:
             return None
     if not isinstance(value, Mapping):
@@ -131,7 +132,7 @@ def _properties(value: object) -> dict[str, Any]:
 def _prices(value: object) -> dict[str, float | None]:
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = safejson.loads(value)
         except ValueError:
             return {}
     prices: dict[str, float | None] = {}

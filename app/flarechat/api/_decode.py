@@ -5,16 +5,19 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
+from flarechat import safejson
 from flarechat.api import _messages as msg
 from flarechat.api._errors_map import classify_payload
-from flarechat.api._redact import redact
+from flarechat.api._redact import StreamRedactor, redact, redact_value
 from flarechat.api._think import ThinkSplitter
 from flarechat.api._tool_calls import ToolCallCollector
 from flarechat.api._usage import UsageTracker
 from flarechat.api.errors import ServerError, StreamInterrupted, WorkersAIError
-from flarechat.api.events import ChatEvent, Finished, ReasoningDelta, TextDelta
+from flarechat.api.events import ChatEvent, Finished, ReasoningDelta, TextDelta, ToolCallDelta
+from flarechat.api.tools import ToolCall
 
 __all__ = ["DONE_SENTINEL", "ReplyDecoder", "decode_complete", "has_content", "merge_deltas"]
 
@@ -26,7 +29,6 @@ _DEFAULT_FINISH = "stop"
 _TOOL_CALLS_FINISH = "tool_calls"
 #: A streamed chunk with only these keys is plain text (see :func:`_plain_text`).
 _PLAIN_KEYS = frozenset({"response", "tool_calls", "p"})
-_JSON = json.JSONDecoder()
 
 
 class ReplyDecoder:
@@ -48,6 +50,11 @@ class ReplyDecoder:
         self._usage = UsageTracker()
         self._tools = ToolCallCollector()
         self._finish: str | None = None
+        # Everything the server says is redacted here, before any of it is shown, printed,
+        # stored or exported: text and reasoning as streams (a token split across chunks is
+        # still found), tool calls whole.
+        self._text = StreamRedactor(self._secrets)
+        self._reasoning = StreamRedactor(self._secrets)
         self.done = False
         self.valid_chunks = 0
         self.malformed_chunks = 0
@@ -56,6 +63,58 @@ class ReplyDecoder:
         """One SSE ``data:`` payload: ``[DONE]``, a JSON chunk, or junk (skipped and logged)."""
         chunk = self._chunk(data)
         return [] if chunk is None else self.feed(chunk)
+
+    def _redacted(self, events: Iterable[ChatEvent]) -> list[ChatEvent]:
+        out: list[ChatEvent] = []
+        for event in events:
+            if isinstance(event, TextDelta):
+                self._end_stream(self._reasoning, ReasoningDelta, out)
+                if text := self._text.feed(event.text):
+                    out.append(TextDelta(text))
+                continue
+            if isinstance(event, ReasoningDelta):
+                self._end_stream(self._text, TextDelta, out)
+                if text := self._reasoning.feed(event.text):
+                    out.append(ReasoningDelta(text))
+                continue
+            self._end_stream(self._reasoning, ReasoningDelta, out)
+            self._end_stream(self._text, TextDelta, out)
+            if isinstance(event, ToolCallDelta):
+                event = ToolCallDelta(
+                    event.index,
+                    id=event.id,
+                    name=None if event.name is None else redact(event.name, self._secrets),
+                    arguments=redact(event.arguments, self._secrets),
+                )
+            elif isinstance(event, Finished) and event.tool_calls:
+                calls = tuple(self._redacted_call(call) for call in event.tool_calls)
+                event = replace(event, tool_calls=calls)
+            out.append(event)
+        return out
+
+    @staticmethod
+    def _end_stream(
+        stream: StreamRedactor, kind: type[TextDelta] | type[ReasoningDelta], out: list[ChatEvent]
+    ) -> None:
+        if held := stream.flush():
+            out.append(kind(held))
+
+    def _redacted_call(self, call: ToolCall) -> ToolCall:
+        arguments_json = redact(call.arguments_json, self._secrets)
+        arguments = call.arguments
+        # Without escapes, every string of the parsed arguments is a piece of their text, so
+        # text with nothing to redact has a value with nothing to redact (10,000 calls each
+        # walked twice were a tenth of a second of the GUI thread).
+        if arguments is not None and (
+            arguments_json != call.arguments_json or "\\" in arguments_json
+        ):
+            arguments = redact_value(arguments, self._secrets)
+        return ToolCall(
+            id=redact(call.id, self._secrets),
+            name=redact(call.name, self._secrets),
+            arguments_json=arguments_json,
+            arguments=arguments,
+        )
 
     def feed_all(self, payloads: Iterable[str]) -> tuple[list[ChatEvent], WorkersAIError | None]:
         """A read's ``data:`` payloads in order, up to ``[DONE]`` or an error event, which is
@@ -80,14 +139,14 @@ class ReplyDecoder:
                 run.clear()
             if chunk is not None:
                 try:
-                    events.extend(self.feed(chunk))
+                    events.extend(self._feed(chunk))
                 except WorkersAIError as error:
-                    return events, error
+                    return self._redacted(events), error
             if self.done:
                 break
         if run:
             events.extend(self._think.feed("".join(run)))
-        return events, None
+        return self._redacted(events), None
 
     def _chunk(self, data: str) -> Mapping[str, Any] | None:
         """A payload's JSON object; None for blanks, ``[DONE]`` (noted) and junk (logged)."""
@@ -98,10 +157,10 @@ class ReplyDecoder:
             self.done = True
             return None
         try:
-            chunk, end = _JSON.raw_decode(data)  # as json.loads, less its wrapping: hot
+            chunk = safejson.loads(data)  # bounded: a chunk 100,000 levels deep is junk too
         except ValueError:
-            chunk = end = None
-        if end != len(data) or not isinstance(chunk, Mapping):
+            chunk = None
+        if not isinstance(chunk, Mapping):
             self.malformed_chunks += 1
             snippet = redact(data, self._secrets)[:_LOG_SNIPPET]
             logger.warning("Skipped a malformed stream chunk: %s", snippet)
@@ -110,6 +169,9 @@ class ReplyDecoder:
 
     def feed(self, chunk: Mapping[str, Any]) -> list[ChatEvent]:
         """One parsed chunk (or a whole non-streamed result). Raises on an error event."""
+        return self._redacted(self._feed(chunk))
+
+    def _feed(self, chunk: Mapping[str, Any]) -> list[ChatEvent]:
         self._raise_if_error(chunk)
         self.valid_chunks += 1
         events: list[ChatEvent] = []
@@ -141,12 +203,16 @@ class ReplyDecoder:
             return self.feed(result)
         self.valid_chunks += 1
         if isinstance(result, str):  # a bare string result: tolerate it as the answer
-            return [*self._think.feed(result)]
+            return self._redacted(self._think.feed(result))
         return []
 
     def flush(self) -> list[ChatEvent]:
-        """Text held back while deciding whether it was part of a ``<think>`` tag."""
-        return [*self._think.flush()]
+        """Text held back while deciding whether it was part of a ``<think>`` tag or of a
+        secret's form."""
+        events = self._redacted(self._think.flush())
+        self._end_stream(self._reasoning, ReasoningDelta, events)
+        self._end_stream(self._text, TextDelta, events)
+        return events
 
     def close(self) -> list[ChatEvent]:
         """Usage and Finished for a complete reply; raises if the reply was not complete."""
@@ -162,8 +228,11 @@ class ReplyDecoder:
             events.append(usage)
         calls = self._tools.calls()
         default = _TOOL_CALLS_FINISH if calls else _DEFAULT_FINISH
-        events.append(Finished(self._finish or default, tool_calls=calls))
-        return events
+        unclosed = self._think.unclosed
+        events.append(
+            Finished(self._finish or default, tool_calls=calls, reasoning_unclosed=unclosed)
+        )
+        return self._redacted(events)  # the calls whole: a token split across fragments too
 
     def _choice(self, choice: Mapping[str, Any]) -> list[ChatEvent]:
         events: list[ChatEvent] = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
+from flarechat import safejson
 from flarechat.api import _messages as msg
 from flarechat.api._redact import redact
 from flarechat.api.errors import (
@@ -191,7 +193,7 @@ def parse_error_body(body: str) -> ServerProblem:
     if not body.strip():
         return ServerProblem()  # nothing said: the status alone decides
     try:
-        payload = json.loads(body)
+        payload = safejson.loads(body)
     except ValueError:
         return ServerProblem(message=_page_title(body), is_json=False)
     if not isinstance(payload, Mapping):
@@ -224,7 +226,7 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
         if when.tzinfo is None:
             when = when.replace(tzinfo=UTC)
         seconds = (when - (now or datetime.now(UTC))).total_seconds()
-    if seconds != seconds:  # NaN
+    if not math.isfinite(seconds):  # NaN, or "1e309": no time anyone could wait
         return None
     return max(seconds, 0.0)
 

@@ -26,7 +26,9 @@ __all__ = [
     "TLS_FAILED",
     "UNREADABLE_REPLY",
     "connect_timed_out",
+    "cut_off",
     "for_error",
+    "huge_head",
     "not_http",
     "not_the_api",
     "not_tls",
@@ -194,6 +196,15 @@ def connect_timed_out(where: str, *, seconds: float | None, secure: bool) -> str
     )
 
 
+def cut_off(subject: str) -> str:
+    """The answer began but ended early (``subject``: "the model list", …): the server spoke
+    HTTP, and trying again usually gets all of it."""
+    return (
+        f"{subject[:1].upper()}{subject[1:]} was cut off mid-way: the connection ended before "
+        "all of it had arrived. Try again."
+    )
+
+
 def not_tls(where: str) -> str:
     """An https:// address whose server answered in plain HTTP."""
     return (
@@ -208,6 +219,15 @@ def not_http(where: str) -> str:
     return (
         f"The server at {where} did not answer in HTTP, so it is not the Workers AI API. "
         "Check the host and port of the API base URL in Settings."
+    )
+
+
+def huge_head(where: str) -> str:
+    """HTTP, but a response head longer than any API's (h11 reads at most 64 KB of it)."""
+    return (
+        f"The server at {where} answered with response headers too large to read (over "
+        "64 KB), which the Workers AI API never sends. Check the API base URL in Settings, "
+        "or a proxy in between."
     )
 
 

@@ -38,6 +38,11 @@ class ThinkSplitter:
             pass
         return out
 
+    @property
+    def unclosed(self) -> bool:
+        """A ``<think>`` opened and no ``</think>`` has come (yet): all of it was reasoning."""
+        return self._state is _State.THINKING
+
     def flush(self) -> list[TextDelta | ReasoningDelta]:
         """Release whatever is held back (the reply ended)."""
         text, self._pending = self._pending, ""

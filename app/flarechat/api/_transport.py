@@ -26,6 +26,7 @@ from flarechat.api.errors import (
 
 __all__ = [
     "BURST_LIMIT_BYTES",
+    "IDLE_STALL_RETRIES",
     "READ_SLICE_S",
     "BurstReader",
     "StallWatch",
@@ -46,6 +47,8 @@ _PLAIN_HTTP_MARKERS = (
 )
 #: What h11 says when the peer hung up before answering: a transient failure, not "not HTTP".
 _DISCONNECTED = "Server disconnected"
+#: h11's words for a response head past its 64 KB limit.
+_HEAD_TOO_LONG = "Receive buffer too long"
 _CHAIN_LIMIT = 10  # how deep to follow __cause__/__context__ looking for the ssl error
 #: Bytes a BurstReader reads ahead of its consumer at most (a reply far ahead waits in the
 #: socket, as it would without the reader).
@@ -83,6 +86,8 @@ def from_transport_error(
         return ConnectionFailed(msg.PROXY_FAILED, detail=detail)
     if started and isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
         return StreamInterrupted(msg.INTERRUPTED, detail=detail)
+    if isinstance(exc, httpx.RemoteProtocolError) and str(exc) == _HEAD_TOO_LONG:
+        return NotHTTP(msg.huge_head(_where(exc)[0]), detail=detail)
     if isinstance(exc, httpx.RemoteProtocolError) and not str(exc).startswith(_DISCONNECTED):
         return NotHTTP(msg.not_http(_where(exc)[0]), detail=detail)
     if isinstance(exc, httpx.ConnectError) and _is_tls(exc, _PLAIN_HTTP_MARKERS):
@@ -262,6 +267,10 @@ class StallWatch:
         return stalled(idle=idle, received=received, seconds=seconds)
 
 
+#: Retries of a request that was accepted and then sent nothing (issue 25, item 16).
+IDLE_STALL_RETRIES = 1
+
+
 def stalled(*, idle: bool, received: bool, seconds: float) -> WorkersAIError:
     """Our idle (no SSE data event for ``seconds``) or overall deadline fired.
 
@@ -274,7 +283,9 @@ def stalled(*, idle: bool, received: bool, seconds: float) -> WorkersAIError:
         return DeadlinePassed(message, detail=detail)
     if received:
         return StreamInterrupted(message, detail=detail)
-    return RequestTimedOut(message, detail=detail)
+    # Accepted, then silent: one more try may reach a healthy instance; a second silence is
+    # the answer (each wait is a whole idle period: four of them took about four minutes).
+    return RequestTimedOut(message, detail=detail, max_retries=IDLE_STALL_RETRIES)
 
 
 def _stall_message(*, idle: bool, received: bool, seconds: float | None) -> str:

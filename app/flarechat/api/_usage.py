@@ -10,6 +10,8 @@ from flarechat.api.events import UsageReport
 
 __all__ = ["UsageTracker", "usage_from"]
 
+#: More tokens (or neurons) than any one reply has: a usage number past it is not believed.
+_MOST = 1e12
 _FIELDS = ("prompt_tokens", "completion_tokens", "total_tokens", "cached_tokens", "neurons")
 
 
@@ -84,4 +86,6 @@ def _float(value: object) -> float | None:
             return None
     else:
         return None
-    return number if math.isfinite(number) else None
+    # A count or a charge is never negative, and never past what any reply could be: a
+    # hostile server's -5 or 10**30 is no figure (10**30 made the summary line raise).
+    return number if math.isfinite(number) and 0 <= number <= _MOST else None

@@ -5,11 +5,10 @@ from __future__ import annotations
 import asyncio
 import codecs
 import dataclasses
-import json
 import logging
 import ssl
 import sys
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import aclosing, asynccontextmanager
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -22,7 +21,7 @@ from httpx_sse import ServerSentEvent
 # Private module, pinned to 0.4.3 <= v < 0.5 in pyproject: the decoders aiter_sse itself runs.
 from httpx_sse._decoders import SSEDecoder, SSELineDecoder
 
-from flarechat import __version__
+from flarechat import __version__, safejson
 from flarechat.api import _messages as msg
 from flarechat.api._catalogue import (
     MAX_PAGES,
@@ -33,16 +32,36 @@ from flarechat.api._catalogue import (
 )
 from flarechat.api._decode import ReplyDecoder, decode_complete, has_content, merge_deltas
 from flarechat.api._errors_map import DETAIL_LIMIT, classify, classify_payload, web_page
-from flarechat.api._redact import connection_secrets, install_log_redaction, redact
+from flarechat.api._redact import (
+    connection_secrets,
+    install_log_redaction,
+    redact,
+    redact_value,
+)
 from flarechat.api._routes import (
     PreparedRequest,
     api_headers,
     build_agree_request,
     build_chat_request,
+    chat_url,
 )
 from flarechat.api._transport import BurstReader, StallWatch, from_transport_error, stalled
-from flarechat.api.config import ChatRequest, Connection
-from flarechat.api.errors import ServerError, TermsNotAccepted, WorkersAIError
+from flarechat.api.batch import (
+    BATCH_UNKNOWN,
+    BatchPoll,
+    BatchRequestUnknown,
+    BatchTicket,
+    parse_poll,
+    parse_ticket,
+)
+from flarechat.api.config import ChatRequest, Connection, Endpoint, Route
+from flarechat.api.errors import (
+    BadRequest,
+    BodyCutOff,
+    ServerError,
+    TermsNotAccepted,
+    WorkersAIError,
+)
 from flarechat.api.events import (
     ChatEvent,
     Finished,
@@ -72,13 +91,21 @@ DEFAULT_USER_AGENT = f"Flarechat/{__version__} (+python-httpx)"
 WRITE_TIMEOUT = 30.0  # seconds to send a request body
 POOL_TIMEOUT = 10.0  # seconds to wait for a free pooled connection
 TEXT_GENERATION = "Text Generation"
+#: What list_models fetches, as its messages name it ("The model list was cut off mid-way").
+MODEL_LIST = "the model list"
 #: Bytes of an error body read at most: enough for any JSON envelope or a proxy page's title;
 #: a hostile or broken server's 50 MB page is never read (or decoded) whole.
 ERROR_BODY_LIMIT = 64 * 1024
+#: After a reply's last event: how long and how much more of its body is read (see _drain).
+DRAIN_TIMEOUT = 1.0
+DRAIN_LIMIT_BYTES = 64 * 1024
 _EVENT_STREAM = "text/event-stream"
 _SSE_ENCODING = "utf-8"  # what the SSE spec prescribes
 _HTML = "text/html"
 #: The body a capped copy no longer has in the original's framing or encoding.
+#: The most events of one read handed on before the event loop gets a turn (the window's
+#: GUI thread runs on that loop; a read may hold 10,000 tool calls).
+_EVENTS_PER_TURN = 200
 _BODY_FRAMING = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 _T = TypeVar("_T")
 
@@ -99,9 +126,11 @@ class _Call:
     received: bool = False
     #: loop time by which the whole call must be over (Connection.overall_timeout)
     deadline: float = float("inf")
+    #: what a GET fetches ("the model list"), named when its answer is cut off mid-way
+    subject: str | None = None
 
     @classmethod
-    def of(cls, conn: Connection, model: str | None = None) -> _Call:
+    def of(cls, conn: Connection, model: str | None = None, *, subject: str | None = None) -> _Call:
         timeout = httpx.Timeout(
             connect=conn.connect_timeout,
             read=conn.read_timeout,
@@ -112,7 +141,14 @@ class _Call:
         # httpx/httpcore log headers verbatim at DEBUG (-v): their records are redacted too.
         install_log_redaction(secrets)
         deadline = asyncio.get_running_loop().time() + conn.overall_timeout
-        return cls(conn=conn, model=model, secrets=secrets, timeout=timeout, deadline=deadline)
+        return cls(
+            conn=conn,
+            model=model,
+            secrets=secrets,
+            timeout=timeout,
+            deadline=deadline,
+            subject=subject,
+        )
 
     async def within(self, step: Awaitable[_T]) -> _T:
         """Await one step of the call, but not past the overall deadline.
@@ -218,7 +254,7 @@ class WorkersAIClient:
         self, conn: Connection, *, task: str = TEXT_GENERATION
     ) -> list[ModelInfo]:
         """The account's catalogue for ``task``, all pages, in the server's order."""
-        call = _Call.of(conn)
+        call = _Call.of(conn, subject=MODEL_LIST)
         found: dict[str, ModelInfo] = {}
         seen: set[str] = set()
         for page in range(1, MAX_PAGES + 1):
@@ -226,9 +262,14 @@ class WorkersAIClient:
             body = await self._get_envelope(url, call)
             items = body.get("result")
             items = items if isinstance(items, list) else []
-            names = {item.get("name") for item in items if isinstance(item, Mapping)}
+            # Only names that are text count: a list or an object as a name is not hashable.
+            names: set[str] = set()
+            for item in items:
+                name = item.get("name") if isinstance(item, Mapping) else None
+                if isinstance(name, str):
+                    names.add(name)
             fresh = bool(names - seen)
-            seen.update(n for n in names if isinstance(n, str))
+            seen.update(names)
             for model in filter(None, map(parse_model, items)):
                 if _task_matches(model, task):
                     found.setdefault(model.name, model)
@@ -244,7 +285,7 @@ class WorkersAIClient:
         call (models/search, one item). Raises the last call's classified error when none
         worked: AuthenticationFailed for a bad token, BadRequest for an unknown account…
         """
-        call = _Call.of(conn)
+        call = _Call.of(conn, subject="the token check")
         base = conn.api_base.rstrip("/")
         check, response = await self._verify_at("user", f"{base}/user/tokens/verify", call=call)
         if check is not None:
@@ -271,13 +312,14 @@ class WorkersAIClient:
     async def get_model_schema(self, conn: Connection, model: str) -> ModelSchema:
         """What ``GET …/ai/models/schema?model=`` says the model takes; ``known`` is False
         when the schema is missing or unreadable. Errors are classified as everywhere."""
-        call = _Call.of(conn, model)
+        call = _Call.of(conn, model, subject=f"the schema of {model}")
         url = _account_url(conn, f"ai/models/schema?model={quote(model, safe='@/')}")
         return parse_model_schema(model, await self._get_envelope(url, call))
 
     async def list_finetunes(self, conn: Connection) -> list[FineTune]:
         """The account's fine-tunes (LoRA adapters), from ``GET …/ai/finetunes``."""
-        body = await self._get_envelope(_account_url(conn, "ai/finetunes"), _Call.of(conn))
+        call = _Call.of(conn, subject="the list of fine-tunes")
+        body = await self._get_envelope(_account_url(conn, "ai/finetunes"), call)
         items = body.get("result")
         return list(filter(None, map(parse_finetune, items if isinstance(items, list) else [])))
 
@@ -298,6 +340,80 @@ class WorkersAIClient:
         except httpx.RequestError as exc:
             raise self._network_error(exc, call) from None
         return True
+
+    # -- batches and embeddings -------------------------------------------------------------
+
+    async def submit_batch(
+        self, conn: Connection, model: str, items: Sequence[Mapping[str, Any]]
+    ) -> BatchTicket:
+        """Queue ``items`` (each one model input, optionally with ``external_reference``) on
+        the async Batch API; the ticket's request_id is what :meth:`poll_batch` needs."""
+        body = await self._post_json(
+            conn, _batch_url(conn, model), {"requests": list(items)}, model
+        )
+        return parse_ticket(body, model=model)
+
+    async def poll_batch(self, conn: Connection, ticket: BatchTicket) -> BatchPoll:
+        """One poll: queued, running, or done with every item. An id the server does not know
+        raises :class:`BatchRequestUnknown`; other failures are classified as everywhere."""
+        url = _batch_url(conn, ticket.model)
+        try:
+            body, neurons = await self._post_for(
+                conn, url, {"request_id": ticket.request_id}, ticket.model
+            )
+        except BadRequest as exc:
+            if exc.status not in _UNKNOWN_BATCH_STATUSES:
+                raise
+            raise BatchRequestUnknown(
+                BATCH_UNKNOWN, status=exc.status, code=exc.code, detail=exc.detail
+            ) from None
+        return parse_poll(body, neurons=neurons)
+
+    async def embed(self, conn: Connection, model: str, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text from an embedding model's native ``/ai/run`` (``{"text": [...]}``
+        answers ``data``; bge-m3's contexts form answers ``response``)."""
+        url = chat_url(conn, model, endpoint=Endpoint.NATIVE)
+        body = await self._post_json(conn, url, {"text": list(texts)}, model)
+        result = body.get("result")
+        rows = None
+        if isinstance(result, Mapping):
+            rows = result.get("data", result.get("response"))
+        vectors = [
+            [float(x) for x in row if isinstance(x, int | float)]
+            for row in (rows if isinstance(rows, list) else [])
+            if isinstance(row, list)
+        ]
+        if len(vectors) != len(texts):
+            raise ServerError(
+                msg.UNREADABLE_REPLY, detail=f"{len(vectors)} vectors for {len(texts)} texts"
+            )
+        return vectors
+
+    async def _post_json(
+        self, conn: Connection, url: str, payload: Mapping[str, Any], model: str
+    ) -> Mapping[str, Any]:
+        body, _ = await self._post_for(conn, url, payload, model)
+        return body
+
+    async def _post_for(
+        self, conn: Connection, url: str, payload: Mapping[str, Any], model: str
+    ) -> tuple[Mapping[str, Any], float | None]:
+        """POST ``payload`` and read the v4 envelope; errors raise, classified and redacted."""
+        call = _Call.of(conn, model)
+        headers = api_headers(conn, user_agent=self._user_agent)
+        if conn.route is Route.GATEWAY_URL:
+            headers["cf-aig-skip-cache"] = "true"  # a cached poll would freeze its status
+        prepared = PreparedRequest(url=url, body=dict(payload), headers=headers, stream=False)
+        try:
+            async with self._send(prepared, call) as response:
+                await call.within(response.aread())
+                body = _expect_json(response, call)
+                neurons = _float(response.headers.get("cf-ai-neurons"))
+        except httpx.RequestError as exc:
+            raise self._network_error(exc, call) from None
+        if body.get("success") is False:
+            raise classify_payload(body, status=response.status_code, secrets=call.secrets)
+        return body, neurons
 
     # -- chat internals -------------------------------------------------------------------
 
@@ -355,13 +471,17 @@ class WorkersAIClient:
                 data = await watch.read(reader.take(), received=call.received)
                 read = sse.feed(data) if data is not None else sse.end()
                 events, error = _decode_chunk(decoder, read, watch)
-                for event in merge_deltas(events):
+                for count, event in enumerate(merge_deltas(events), 1):
                     call.received = call.received or not isinstance(event, _NOT_CONTENT)
                     yield event
+                    if count % _EVENTS_PER_TURN == 0:
+                        await asyncio.sleep(0)  # a read of 10,000 tool calls lets the loop run
                 if error is not None:
                     raise error  # after what came before it in the same read
                 if data is None:
                     break
+            else:
+                await _drain(reader)
         finally:
             watch.close()
             await reader.aclose()
@@ -387,25 +507,33 @@ class WorkersAIClient:
         request = self._http.build_request("GET", url, headers=headers, timeout=call.timeout)
         try:
             response = await call.within(self._http.send(request, stream=True))
-            try:
-                _log_response(response, call)
-                if not response.is_success or _is_html(response):
-                    return await call.within(_capped(response))
-                await call.within(response.aread())
-            finally:
-                await response.aclose()
         except httpx.RequestError as exc:
             raise self._network_error(exc, call) from None
+        try:
+            _log_response(response, call)
+            if not response.is_success or _is_html(response):
+                return await call.within(_capped(response))
+            await call.within(response.aread())
+        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            # The headers came, so the server spoke HTTP: its body ended early.
+            raise _cut_off(call, detail=f"{type(exc).__name__}: {exc}") from None
+        except httpx.RequestError as exc:
+            raise self._network_error(exc, call) from None
+        finally:
+            await response.aclose()
         return response
 
     # -- errors ---------------------------------------------------------------------------------
 
     async def _get_envelope(self, url: str, call: _Call) -> Mapping[str, Any]:
-        """GET a v4 envelope; any error status or ``success: false`` raises, classified."""
+        """GET a v4 envelope; any error status or ``success: false`` raises, classified.
+
+        Every string in it is redacted here: a catalogue or schema that echoes the token must
+        not reach ``models --json``, the window or ``cache/models.json``."""
         response = await self._get(url, call)
         if not response.is_success:
             raise self._status_error(response, call)
-        body = _expect_json(response, call)
+        body: Mapping[str, Any] = redact_value(_expect_json(response, call), call.secrets)
         if body.get("success") is False:
             raise classify_payload(
                 body, status=response.status_code, headers=response.headers, secrets=call.secrets
@@ -453,19 +581,44 @@ class _SSEReader:
         self._text = codecs.getincrementaldecoder(encoding or _SSE_ENCODING)(errors="replace")
         self._lines = SSELineDecoder()
         self._events = SSEDecoder()
+        self._started = False
 
     def feed(self, data: bytes) -> list[ServerSentEvent]:
-        return self._decode(self._lines.decode(self._text.decode(data)))
+        return self._decode(self._lines.decode(self._without_bom(self._text.decode(data))))
 
     def end(self) -> list[ServerSentEvent]:
         """The stream ended: a last line with no newline is decoded, but (as in ``aiter_sse``
         and the SSE spec) an event with no blank line after it is never dispatched."""
-        lines = self._lines.decode(self._text.decode(b"", final=True))
-        return self._decode([*lines, *self._lines.flush()])
+        text = self._without_bom(self._text.decode(b"", final=True))
+        return self._decode([*self._lines.decode(text), *self._lines.flush()])
+
+    def _without_bom(self, text: str) -> str:
+        """The SSE spec ignores one byte order mark at the start (it hid the first event)."""
+        if self._started or not text:
+            return text
+        self._started = True
+        return text.removeprefix("\ufeff")
 
     def _decode(self, lines: list[str]) -> list[ServerSentEvent]:
         decoded = (self._events.decode(line.rstrip("\n")) for line in lines)
         return [event for event in decoded if event is not None]
+
+
+async def _drain(reader: BurstReader) -> None:
+    """Read the little a body has after its last event (the chunked terminator), so the
+    connection goes back to the pool to be reused. Closing a response mid-read instead made
+    httpcore keep the connection ACTIVE for good: after 100 replies every request waited for
+    a free connection (PoolTimeout). A server that keeps the body open is left after a moment."""
+
+    async def rest() -> None:
+        read = 0
+        while (data := await reader.take()) is not None and read < DRAIN_LIMIT_BYTES:
+            read += len(data)
+
+    try:
+        await asyncio.wait_for(rest(), DRAIN_TIMEOUT)
+    except (TimeoutError, httpx.HTTPError, WorkersAIError, OSError):
+        return  # the reply is whole; only the connection's reuse is lost
 
 
 def _decode_chunk(
@@ -523,6 +676,15 @@ def _models_url(
     return f"{conn.api_base.rstrip('/')}/accounts/{account}/ai/models/search?{query}"
 
 
+#: The statuses a poll for an unknown request_id was seen to get (400 / 5006, 404 / 7003).
+_UNKNOWN_BATCH_STATUSES = frozenset({400, 404})
+
+
+def _batch_url(conn: Connection, model: str) -> str:
+    """The submit URL, reused as is for polls (§11.2: the poll keeps ``?queueRequest=true``)."""
+    return chat_url(conn, model, endpoint=Endpoint.NATIVE) + "?queueRequest=true"
+
+
 def _account_url(conn: Connection, tail: str) -> str:
     if not conn.account_id.strip():
         raise ValueError("The account ID is not set.")
@@ -557,18 +719,28 @@ def _expect_json(response: httpx.Response, call: _Call) -> Mapping[str, Any]:
     if _is_html(response) or response.content.lstrip()[:1] == b"<":
         raise web_page(response.text, status=response.status_code, secrets=call.secrets)
     try:
-        payload = json.loads(response.content)
-    except ValueError:
-        payload = None
+        payload = safejson.loads(response.content)
+    except safejson.JSONInputError as error:
+        if call.subject is None or not safejson.ended_early(error):
+            payload = None
+        else:  # a GET's JSON that stops mid-way (a Content-Length that matched a short body)
+            raise _cut_off(call, detail=f"JSON {error.msg} at {error.pos}") from None
     if not isinstance(payload, Mapping):
         detail = redact(response.text, call.secrets)[:DETAIL_LIMIT]
         raise ServerError(msg.UNREADABLE_REPLY, detail=detail, status=response.status_code)
     return payload
 
 
+def _cut_off(call: _Call, *, detail: str) -> BodyCutOff:
+    subject = call.subject or "the answer"
+    error = BodyCutOff(msg.cut_off(subject), detail=redact(detail, call.secrets))
+    logger.warning("Cut off: %s (%s)", error, error.detail)
+    return error
+
+
 def _json_or_empty(response: httpx.Response) -> Mapping[str, Any]:
     try:
-        payload = json.loads(response.content)
+        payload = safejson.loads(response.content)
     except ValueError:
         return {}
     return payload if isinstance(payload, Mapping) else {}

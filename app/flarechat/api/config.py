@@ -111,6 +111,9 @@ class Connection:
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT
     #: seconds for the whole request, however steadily bytes arrive
     overall_timeout: float = DEFAULT_OVERALL_TIMEOUT
+    #: the server is Flarechat's built-in emulator (demo mode): nothing is billed to a real
+    #: account, and the usage ledger keeps its replies apart
+    simulated: bool = False
 
 
 @dataclass(frozen=True, slots=True)

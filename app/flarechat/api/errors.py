@@ -48,6 +48,7 @@ __all__ = [
     "APIStatusError",
     "AuthenticationFailed",
     "BadRequest",
+    "BodyCutOff",
     "CapacityExceeded",
     "ConnectionFailed",
     "DailyAllocationExhausted",
@@ -127,6 +128,7 @@ class WorkersAIError(Exception):
         code: int | None = None,
         request_id: str | None = None,
         retry_after: float | None = None,
+        max_retries: int | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -135,6 +137,8 @@ class WorkersAIError(Exception):
         self.code = code
         self.request_id = request_id
         self.retry_after = retry_after
+        #: at most this many retries for this failure (None: the policy's own limit)
+        self.max_retries = max_retries
 
     def __str__(self) -> str:
         parts = [self.message]
@@ -251,6 +255,11 @@ class FineTuneIncomplete(BadRequest):
 class ConnectionFailed(WorkersAIError):
     retryable = True
     kind = ErrorKind.NETWORK
+
+
+class BodyCutOff(ConnectionFailed):
+    """The answer's headers came but its body ended early: the connection closed before the
+    Content-Length (or the last chunk) arrived, or the JSON stops mid-way. Not "not HTTP"."""
 
 
 class TLSFailed(ConnectionFailed):

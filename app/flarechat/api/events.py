@@ -92,10 +92,13 @@ class Finished:
     """The reply ended normally; ``reason`` is ``stop``, ``length``, ``tool_calls``…
 
     ``tool_calls`` holds every complete call the model made, in order (either reply shape).
+    ``reasoning_unclosed``: the reply opened a ``<think>`` block and never closed it, so all
+    of its text was reasoning (and no answer came).
     """
 
     reason: str
     tool_calls: tuple[ToolCall, ...] = ()
+    reasoning_unclosed: bool = False
 
 
 StreamEvent = ResponseMeta | TextDelta | ReasoningDelta | UsageReport | Finished

@@ -40,6 +40,8 @@ class ModelInfo:
     function_calling: bool = False
     lora: bool = False
     vision: bool = False
+    #: the async Batch API takes this model (catalogue property ``async_queue``, §11.3)
+    batch: bool = False
     terms_url: str | None = None
     price_input_per_m: float | None = None  # USD per million input tokens
     price_output_per_m: float | None = None

@@ -34,6 +34,8 @@ class RetryPolicy:
     CapacityExceeded, RateLimited, UpstreamTimeout, ServerError, ConnectionFailed (not
     TLSFailed: certificates don't heal), RequestTimedOut, StreamInterrupted. A
     ``Retry-After`` up to ``retry_after_cap`` seconds is waited exactly; a longer one gives up.
+    An error may carry its own ``max_retries`` (an idle stall after the request was accepted is
+    retried once), counted against the attempt number.
     Otherwise the delay is ``base_delay * 2 ** (attempt - 1)``, capped at ``max_delay``, with
     equal jitter drawn from the injected ``random`` (a ``() -> float`` in ``[0, 1)``).
     """
@@ -60,6 +62,8 @@ class RetryPolicy:
         if received_tokens or attempt >= self.max_attempts:
             return None
         if not error.retryable:
+            return None
+        if error.max_retries is not None and attempt > error.max_retries:
             return None
         if error.retry_after is not None:
             return error.retry_after if error.retry_after <= self.retry_after_cap else None

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from flarechat import safejson
+
 __all__ = ["LEGACY_TOOL_CALL_ID_WIDTH", "ToolCall", "ToolChoice", "ToolSpec", "legacy_call_id"]
 
 #: Legacy Workers AI tool calls carry no id; their schema asks for nine alphanumerics and
@@ -102,7 +104,7 @@ def _parse_object(text: str) -> dict[str, Any] | None:
     if not text.strip():
         return {}
     try:
-        value = json.loads(text)
+        value = safejson.loads(text)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None

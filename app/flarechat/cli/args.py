@@ -30,6 +30,7 @@ from flarechat.settings.store import SettingsStore
 
 __all__ = [
     "EXIT_CODES",
+    "EXIT_FAILED",
     "apply_flags",
     "build_parser",
     "demo_profile",
@@ -43,6 +44,8 @@ CLI_EFFORTS = (*REASONING_EFFORTS, EFFORT_NONE)
 RESPONSE_FORMATS = ("json_object", "json_schema")
 
 EXIT_OK = 0
+#: ``flarechat eval``: an assertion failed, or a cell could not run
+EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_AUTH = 3
 EXIT_CAPACITY = 4
@@ -267,12 +270,84 @@ def _add_gateway_arguments(ask: argparse.ArgumentParser) -> None:
     group.add_argument("--gateway-backoff", choices=BACKOFFS, help="how gateway retries space out")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    codes = "\n".join(f"  {code:>3}  {meaning}" for code, meaning in EXIT_CODES.items())
-    shared: dict[str, Any] = {
+#: The exit codes ``models`` can end with (it streams no reply and names no model).
+_MODELS_EXITS: Mapping[int, str] = {
+    EXIT_OK: "the list was printed",
+    **{
+        code: EXIT_CODES[code]
+        for code in (EXIT_USAGE, EXIT_AUTH, EXIT_RATE_LIMITED, EXIT_NETWORK, EXIT_API)
+    },
+    EXIT_CTRL_C: EXIT_CODES[EXIT_CTRL_C],
+    EXIT_BROKEN_PIPE: "stdout was closed before the list was printed (e.g. piped into head)",
+}
+
+
+def _help_texts(exits: Mapping[int, str]) -> dict[str, Any]:
+    """A parser's epilog (its own exit codes, then where configuration comes from)."""
+    codes = "\n".join(f"  {code:>3}  {meaning}" for code, meaning in exits.items())
+    return {
         "epilog": f"exit codes:\n{codes}\n\n{textwrap.fill(_CONFIG_HELP, _HELP_WIDTH)}",
         "formatter_class": argparse.RawDescriptionHelpFormatter,
     }
+
+
+_EVAL_EXITS: Mapping[int, str] = {
+    EXIT_OK: "every cell ran and every case passed",
+    EXIT_FAILED: "a case failed its assertions, a cell could not run, or the budget stopped it",
+    EXIT_USAGE: "a bad experiment file, option or configuration (nothing was sent)",
+    **{code: EXIT_CODES[code] for code in (EXIT_AUTH, EXIT_DAILY_LIMIT, EXIT_NETWORK, EXIT_API)},
+    EXIT_CTRL_C: EXIT_CODES[EXIT_CTRL_C] + " (finished cells are kept; run again to resume)",
+}
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
+def _add_eval_arguments(evaluate: argparse.ArgumentParser) -> None:
+    evaluate.add_argument("file", help="the experiment file (.yaml, .json) or promptfooconfig.yaml")
+    evaluate.add_argument(
+        "--batch",
+        action="store_true",
+        help="send cells as Batch API batches where the model takes them (others run live)",
+    )
+    evaluate.add_argument(
+        "--budget", metavar="CAP", help="stop before crossing this: 500 (neurons) or $0.05"
+    )
+    evaluate.add_argument(
+        "--repeat", type=_positive, metavar="N", help="run each cell N times (default: the file's)"
+    )
+    evaluate.add_argument(
+        "--variant",
+        action="append",
+        metavar="NAME",
+        help="run only this variant (repeatable)",
+    )
+    evaluate.add_argument(
+        "--output",
+        action="append",
+        metavar="PATH",
+        help="write the results: .json, .csv, .xml (JUnit) or .html (repeatable)",
+    )
+    evaluate.add_argument(
+        "--rerun",
+        action="store_true",
+        help="send every cell again, even those a finished identical request answered",
+    )
+    evaluate.add_argument(
+        "--poll-interval",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="seconds between polls of a pending batch (default 5)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    shared = _help_texts(EXIT_CODES)
     parser = argparse.ArgumentParser(prog="flarechat", **shared)
     parser.add_argument("--version", action="version", version=f"flarechat {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -280,8 +355,15 @@ def build_parser() -> argparse.ArgumentParser:
     ask = commands.add_parser("ask", help=ask_help, description=ask_help, **shared)
     _add_ask_arguments(ask)
     models_help = "List the account's text-generation models."
-    models = commands.add_parser("models", help=models_help, description=models_help, **shared)
-    for sub in (ask, models):
+    models = commands.add_parser(
+        "models", help=models_help, description=models_help, **_help_texts(_MODELS_EXITS)
+    )
+    eval_help = "Run an experiment file (YAML/JSON, or a promptfoo config) and grade every reply."
+    evaluate = commands.add_parser(
+        "eval", help=eval_help, description=eval_help, **_help_texts(_EVAL_EXITS)
+    )
+    _add_eval_arguments(evaluate)
+    for sub in (ask, models, evaluate):
         sub.add_argument("--json", action="store_true", help="print one JSON object at the end")
         sub.add_argument("-v", "--verbose", action="store_true", help="log requests to stderr")
         sub.add_argument("--demo", action="store_true", help="use the built-in emulator")

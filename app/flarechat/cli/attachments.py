@@ -11,6 +11,7 @@ from pathlib import Path
 from flarechat.api.config import ImagePart
 from flarechat.core.capabilities import IMAGE_TYPES, MAX_IMAGE_BYTES, MAX_IMAGES, image_kind
 from flarechat.core.connect import ConfigurationError
+from flarechat.paths import FileTooLarge, NotRegularFile, read_regular_file
 
 __all__ = ["IMAGE_TYPES", "MAX_IMAGES", "MAX_IMAGE_BYTES", "image_kind", "read_images"]
 
@@ -20,19 +21,25 @@ _MEGABYTE = 1024 * 1024
 def _read_image(path: str) -> ImagePart:
     file = Path(path).expanduser()
     try:
-        size = file.stat().st_size
-        if file.is_dir():
-            raise ConfigurationError([f"--image {path}: this is a folder, not an image file."])
-        if size > MAX_IMAGE_BYTES:
-            raise ConfigurationError(
-                [
-                    f"--image {path}: the file is {size / _MEGABYTE:.1f} MB; images may be at "
-                    f"most {MAX_IMAGE_BYTES // _MEGABYTE} MB (scale it down first)."
-                ]
-            )
-        data = file.read_bytes()
+        data = read_regular_file(file, limit=MAX_IMAGE_BYTES)
     except FileNotFoundError:
         raise ConfigurationError([f"--image {path}: no such file."]) from None
+    except IsADirectoryError:
+        raise ConfigurationError(
+            [f"--image {path}: this is a folder, not an image file."]
+        ) from None
+    except NotRegularFile:
+        raise ConfigurationError(
+            [f"--image {path}: this is not a regular file (a pipe, device or socket)."]
+        ) from None
+    except FileTooLarge as error:
+        size = f"{error.size / _MEGABYTE:.1f} MB" if error.size else "larger than that"
+        raise ConfigurationError(
+            [
+                f"--image {path}: the file is {size}; images may be at most "
+                f"{MAX_IMAGE_BYTES // _MEGABYTE} MB (scale it down first)."
+            ]
+        ) from None
     except OSError as error:
         raise ConfigurationError([f"--image {path}: cannot be read ({error.strerror})."]) from None
     mime = image_kind(data)

@@ -9,7 +9,8 @@ then sent in the api's documented default form and the server has the last word.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import difflib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from flarechat.api.client import WorkersAIClient
@@ -21,7 +22,22 @@ from flarechat.cli.inputs import MODELS_HINT
 from flarechat.core.catalogue import CatalogueCache
 from flarechat.core.connect import ConfigurationError
 
-__all__ = ["ModelFacts", "capability_problems", "look_up", "needs_facts", "needs_schema"]
+__all__ = [
+    "ModelFacts",
+    "capability_problems",
+    "closest_models",
+    "did_you_mean",
+    "full_model_id",
+    "look_up",
+    "model_named",
+    "needs_facts",
+    "needs_schema",
+    "suggestion_for",
+]
+
+#: Full model ids start so (``@cf/meta/…``, ``@hf/…``); the window shows them without it.
+_ID_MARK = "@"
+_SUGGESTIONS = 3
 
 Warn = Callable[[str], None]
 
@@ -62,6 +78,80 @@ async def catalogue_entry(
         warn(f"the model catalogue could not be read ({error.message}); sending unchecked.")
         return None
     return next((m for m in models if m.name == model), None)
+
+
+def _short(model: str) -> str:
+    return model.rsplit("/", 1)[-1]
+
+
+def model_named(name: str, models: Sequence[str]) -> str:
+    """The model id ``name`` means: itself, or the one id whose last part it is (the short
+    name the window shows); ConfigurationError naming the closest ids otherwise."""
+    if name in models:
+        return name
+    matches = [m for m in models if _short(m).lower() == name.strip().lower()]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        return _no_such_model(name, sorted(matches), what="is the short name of several models")
+    return _no_such_model(name, closest_models(name, models), what="is not a model of this account")
+
+
+def closest_models(name: str, models: Sequence[str]) -> list[str]:
+    """Up to three ids of ``models`` closest to ``name``, by short name first, then whole."""
+    by_short: dict[str, str] = {}
+    for model in models:
+        by_short.setdefault(_short(model).lower(), model)
+    close = difflib.get_close_matches(
+        _short(name).lower(), list(by_short), n=_SUGGESTIONS, cutoff=0.5
+    )
+    close_ids = difflib.get_close_matches(name, list(models), n=_SUGGESTIONS, cutoff=0.5)
+    return list(dict.fromkeys([*(by_short[c] for c in close), *close_ids]))[:_SUGGESTIONS]
+
+
+def did_you_mean(suggested: Sequence[str]) -> str:
+    """ "Did you mean X?" / "Did you mean one of X, Y?" ("" for no suggestion)."""
+    if not suggested:
+        return ""
+    choice = "one of " if len(suggested) > 1 else ""
+    return f"Did you mean {choice}{', '.join(suggested)}?"
+
+
+async def suggestion_for(client: WorkersAIClient, conn: Connection, model: str) -> str:
+    """After the server did not know ``model``: the closest ids of the live catalogue, as a
+    sentence; "" when the catalogue has it (deprecated, not on this plan) or cannot be read."""
+    try:
+        models = [m.name for m in await client.list_models(conn)]
+    except WorkersAIError:
+        return ""
+    return "" if model in models else did_you_mean(closest_models(model, models))
+
+
+def _no_such_model(name: str, suggested: Sequence[str], *, what: str) -> str:
+    hint = f"{did_you_mean(suggested)} {MODELS_HINT}".lstrip()
+    raise ConfigurationError([f"--model: {name!r} {what}. {hint}"])
+
+
+async def full_model_id(
+    client: WorkersAIClient, conn: Connection, name: str, *, warn: Warn, use_cache: bool = True
+) -> str:
+    """A full id as it is; a short name (no ``@``) looked up in the catalogue (the window's
+    cached one first) and made the one id it names; ConfigurationError with the closest ids
+    when it names none. An unreadable catalogue leaves ``name`` for the server to judge."""
+    if name.startswith(_ID_MARK):
+        return name  # a plain ask stays one request
+    cached = CatalogueCache().load() if use_cache else None
+    if cached is not None and cached.models:
+        try:
+            return model_named(name, [m.name for m in cached.models])
+        except ConfigurationError:
+            pass  # the cache may be older than the account's list: ask the live one
+    try:
+        models = await client.list_models(conn)
+    except WorkersAIError as error:
+        warn(f"the model catalogue could not be read ({error.message}); sending {name!r} as is.")
+        return name
+    return model_named(name, [m.name for m in models])
 
 
 async def look_up(

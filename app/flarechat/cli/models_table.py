@@ -11,8 +11,9 @@ __all__ = ["HEADER", "model_line", "models_table"]
 _NAME_WIDTH = 52
 _WINDOW_WIDTH = 9
 _PRICE_WIDTH = 9
-#: Prices below a cent keep their digits ("$0.0045"), others show cents ("$0.29").
-_CENT = 0.01
+#: Prices keep every digit the catalogue gives ("$0.045", "$0.0045"), and at least cents.
+_DIGITS = 6
+_CENTS = 2
 HEADER = (
     f"{'MODEL':<{_NAME_WIDTH}} {'CONTEXT':>{_WINDOW_WIDTH}} "
     f"{'IN $/M':>{_PRICE_WIDTH}} {'OUT $/M':>{_PRICE_WIDTH}}  CAPABILITIES"
@@ -22,9 +23,8 @@ HEADER = (
 def _price(value: float | None) -> str:
     if value is None:
         return "-"
-    if value and value < _CENT:
-        return "$" + f"{value:.4f}".rstrip("0")
-    return f"${value:.2f}"
+    whole, _, fraction = f"{value:.{_DIGITS}f}".partition(".")
+    return f"${whole}.{fraction.rstrip('0').ljust(_CENTS, '0')}"
 
 
 def model_line(info: ModelInfo) -> str:

@@ -42,8 +42,21 @@ from flarechat.cli.args import (
 from flarechat.cli.attachments import read_images
 from flarechat.cli.inputs import MODELS_HINT, clean_text, read_prompt, saved_model
 from flarechat.cli.models_table import models_table
-from flarechat.cli.reply import ReplyStreamer, pretty_json, tool_call_line, tool_calls_record
-from flarechat.core.connect import ConfigurationError, Profile, build_request, load_profile
+from flarechat.cli.reply import (
+    ReplyStreamer,
+    all_reasoning_note,
+    pretty_json,
+    tool_call_line,
+    tool_calls_record,
+)
+from flarechat.cli.terminal import TerminalStream, printable
+from flarechat.core.connect import (
+    KEYCHAIN_UNREAD,
+    ConfigurationError,
+    Profile,
+    build_request,
+    load_profile,
+)
 from flarechat.core.request_code import render, request_spec
 from flarechat.core.session import records
 from flarechat.core.turn import (
@@ -55,6 +68,7 @@ from flarechat.core.turn import (
     fold,
     run_turn,
 )
+from flarechat.paths import profile_problem
 from flarechat.settings import secrets
 from flarechat.settings.store import SettingsStore
 
@@ -66,12 +80,14 @@ _NO_ACCOUNT = (
     "No Cloudflare credentials are set up. Set CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN, "
     "or save them in the settings window (run `flarechat`), or try the emulator with `--demo`."
 )
+#: The same, when a token saved in the settings window could not be read back anyway.
+_NO_ACCOUNT_NO_KEYCHAIN = (
+    "No Cloudflare credentials are set up. Set CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN, "
+    "or try the emulator with `--demo`. ({why} A token saved in the settings window is kept "
+    "there, so here only the environment can give it.)"
+)
 #: The window's advice for an unknown model; on the command line there is no list to choose from.
 _UI_MODEL_HINT = "Choose a model from the list."
-_PROFILE_UNUSABLE = (
-    "The profile folder cannot be used ({why}). Point FLARECHAT_HOME to a writable folder, "
-    "or unset it to use the default."
-)
 
 
 def _retry_notice(event: RetryScheduled, *, model: str) -> str:
@@ -84,11 +100,17 @@ def _retry_notice(event: RetryScheduled, *, model: str) -> str:
     return f"{what}; retrying in {delay} (attempt {upcoming} of {event.max_attempts})…"
 
 
-def _error_text(error: WorkersAIError, *, model: str | None = None, attempts: int = 1) -> str:
-    """The final failure for stderr: what happened, what to do, and the ids support asks for."""
+def _error_text(
+    error: WorkersAIError, *, model: str | None = None, attempts: int = 1, suggestion: str = ""
+) -> str:
+    """The final failure for stderr: what happened, what to do, and the ids support asks for.
+
+    ``suggestion``: the closest model ids, after the server did not know the model.
+    """
     lines = [f"flarechat: {error}"]
     if isinstance(error, api_errors.ModelUnavailable):
         lines = [f"flarechat: {str(error).replace(_UI_MODEL_HINT, MODELS_HINT)}"]
+        lines += [suggestion] if suggestion else []
     if isinstance(error, api_errors.CapacityExceeded) and model is not None:
         tried = f" (gave up after {attempts} attempts)" if attempts > 1 else ""
         lines = [
@@ -127,7 +149,7 @@ class _Console:
     """
 
     def __init__(self, *, show_reasoning: bool, quiet: bool, hold_text: bool = False) -> None:
-        self.out, self.err = sys.stdout, sys.stderr
+        self.out, self.err = TerminalStream(sys.stdout), TerminalStream(sys.stderr)
         self.show_reasoning, self.quiet, self.hold_text = show_reasoning, quiet, hold_text
         self._out_open = self._err_open = False  # a line was started and not yet ended
         self._dim = self.err.isatty() and "NO_COLOR" not in os.environ
@@ -144,9 +166,16 @@ class _Console:
             self.out.flush()
             self._out_open = not event.text.endswith("\n")
         elif isinstance(event, ReasoningDelta) and event.text and self.show_reasoning:
-            self.err.write(f"{_DIM}{event.text}{_RESET}" if self._dim else event.text)
-            self.err.flush()
-            self._err_open = not event.text.endswith("\n")
+            self.reasoning(event.text)
+
+    def reasoning(self, text: str) -> None:
+        """Reasoning on stderr (dim on a terminal)."""
+        if self._dim:
+            self.err.write_styled(_DIM, text, _RESET)
+        else:
+            self.err.write(text)
+        self.err.flush()
+        self._err_open = not text.endswith("\n")
 
     def note(self, text: str) -> None:
         """A line on stderr that is not an error (tool calls, notes)."""
@@ -171,7 +200,7 @@ class _Console:
 
 
 def _warn(text: str) -> None:
-    sys.stderr.write(f"flarechat: warning: {text}\n")
+    sys.stderr.write(printable(f"flarechat: warning: {text}\n"))
 
 
 def _api_check(conn: Connection, request: ChatRequest) -> None:
@@ -284,6 +313,20 @@ async def _agree_and_ask_again(
     return await asking.turn(request) if agreed else state
 
 
+def _show_all_reasoning(console: _Console, streamer: ReplyStreamer, state: TurnState) -> None:
+    """A reply that was all reasoning (a ``<think>`` never closed, or nothing after it) has no
+    answer for stdout: its reasoning goes to stderr, labelled, unless --show-reasoning already
+    put it there, and a note says why stdout is empty."""
+    if state.error is not None or state.text.strip() or not state.reasoning:
+        return
+    if streamer.tool_calls:
+        return
+    if not console.show_reasoning:
+        console.note(f"flarechat: the reply's reasoning ({len(state.reasoning):,} characters):")
+        console.reasoning(state.reasoning)
+    console.note(f"flarechat: note: {all_reasoning_note(unclosed=streamer.reasoning_unclosed)}")
+
+
 def _show_extras(
     console: _Console, streamer: ReplyStreamer, state: TurnState, fmt: ResponseFormat | None
 ) -> None:
@@ -292,6 +335,7 @@ def _show_extras(
         console.note(f"flarechat: note: {streamer.note}")
     for call in streamer.tool_calls:
         console.note(tool_call_line(call))
+    _show_all_reasoning(console, streamer, state)
     if not console.hold_text or not state.text:
         return
     if fmt is None or state.error is not None:
@@ -314,6 +358,7 @@ def _json_record(state: TurnState, streamer: ReplyStreamer, request: ChatRequest
     }
     if streamer.note:
         record["note"] = streamer.note
+    record["reasoning_unclosed"] = streamer.reasoning_unclosed
     fmt = request.response_format
     if fmt is not None:
         checked = state.text and state.error is None
@@ -340,7 +385,10 @@ async def _ask(
     conn, request = _ask_request(profile, args)
     console.hold_text = request.response_format is not None
     async with contextlib.aclosing(runtime.client()) as client:
-        request = await _checked(client, conn, request, demo=args.demo)
+        model = await model_facts.full_model_id(
+            client, conn, request.model, warn=_warn, use_cache=not args.demo
+        )
+        request = await _checked(client, conn, replace(request, model=model), demo=args.demo)
         if args.print_request:
             try:
                 console.out.write(render(args.print_request, request_spec(conn, request)))
@@ -354,6 +402,9 @@ async def _ask(
             terms_url = await asking.terms_url(state.error, request.model)
             if args.agree_terms:
                 state = await _agree_and_ask_again(asking, request, state, terms_url=terms_url)
+        suggestion = ""
+        if isinstance(state.error, api_errors.ModelUnavailable) and not state.received_tokens:
+            suggestion = await model_facts.suggestion_for(client, conn, request.model)
     console.end_lines()
     if args.json:
         console.out.write(
@@ -362,16 +413,27 @@ async def _ask(
     else:
         _show_extras(console, asking.streamer, state, request.response_format)
     return _finish(
-        console, state, model=request.model, terms_url=terms_url, agreed=args.agree_terms
+        console,
+        state,
+        model=request.model,
+        terms_url=terms_url,
+        agreed=args.agree_terms,
+        suggestion=suggestion,
     )
 
 
 def _finish(
-    console: _Console, state: TurnState, *, model: str, terms_url: str | None, agreed: bool
+    console: _Console,
+    state: TurnState,
+    *,
+    model: str,
+    terms_url: str | None,
+    agreed: bool,
+    suggestion: str = "",
 ) -> int:
     """The closing lines on stderr (the error, or the summary) and the exit code."""
     if state.error is not None:
-        text = _error_text(state.error, model=model, attempts=state.attempt)
+        text = _error_text(state.error, model=model, attempts=state.attempt, suggestion=suggestion)
         if isinstance(state.error, TermsNotAccepted):
             text = _terms_text(state.error, model=model, terms_url=terms_url, agreed=agreed)
         console.err.write(text)
@@ -407,10 +469,7 @@ async def _profile(demo: Connection | None) -> Profile:
             env=os.environ,
         )
     except OSError as error:  # FLARECHAT_HOME is a file, read-only, on a missing drive…
-        if error.strerror is None:  # paths.ProfileUnavailable: already a whole sentence
-            raise ConfigurationError([str(error)]) from None
-        why = f"{error.strerror}: {error.filename}"
-        raise ConfigurationError([_PROFILE_UNUSABLE.format(why=why)]) from None
+        raise ConfigurationError([profile_problem(error)]) from None
 
 
 async def _command(
@@ -426,12 +485,28 @@ async def _command(
         console.err.writelines(f"flarechat: warning: {text}\n" for text in profile.warnings)
         if args.command == "models":
             return await _models(args, console, profile)
+        if args.command == "eval":
+            from flarechat.cli.evaluate import run_eval
+
+            return await run_eval(
+                args, profile=profile, policy=policy, out=console.out, err=console.err
+            )
         return await _ask(args, console, profile, policy, runtime)
     except ConfigurationError as error:
         console.end_lines()
-        problems = [_NO_ACCOUNT, *error.problems] if error.incomplete else error.problems
-        console.err.writelines(f"flarechat: {problem}\n" for problem in problems)
+        console.err.writelines(f"flarechat: {problem}\n" for problem in _problems(error))
         return EXIT_USAGE
+
+
+def _problems(error: ConfigurationError) -> list[str]:
+    """What to print for a configuration error: "no credentials" once when none are set,
+    worded for a keychain that could not be read, then what else is wrong."""
+    if not error.unset:
+        return error.problems
+    unread = [p for p in error.problems if p.startswith(KEYCHAIN_UNREAD)]
+    rest = [p for p in error.problems if p not in unread]
+    first = _NO_ACCOUNT_NO_KEYCHAIN.format(why=unread[0]) if unread else _NO_ACCOUNT
+    return [first, *rest]
 
 
 def _run(args: argparse.Namespace, policy: RetryDecider, runtime: Runtime) -> int:

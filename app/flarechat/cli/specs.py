@@ -12,10 +12,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from flarechat import safejson
 from flarechat.api.config import ResponseFormat
 from flarechat.api.tools import ToolChoice, ToolSpec
 from flarechat.core.capabilities import TOOL_CHOICE_MODES, TOOL_NAME, schema_problem
 from flarechat.core.connect import ConfigurationError
+from flarechat.paths import FileTooLarge, NotRegularFile, read_regular_file
 
 __all__ = [
     "TOOL_CHOICE_MODES",
@@ -35,20 +37,24 @@ _OBJECT = "object"
 def _read_json(path: str, *, flag: str) -> Any:
     file = Path(path).expanduser()
     try:
-        if file.stat().st_size > MAX_SPEC_BYTES:
-            limit = MAX_SPEC_BYTES // 1024
-            raise ConfigurationError([f"{flag} {path}: the file is over {limit} KB."])
-        text = file.read_text(encoding="utf-8")
+        text = read_regular_file(file, limit=MAX_SPEC_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise ConfigurationError([f"{flag} {path}: no such file."]) from None
     except IsADirectoryError:
         raise ConfigurationError([f"{flag} {path}: this is a folder, not a JSON file."]) from None
+    except NotRegularFile:
+        raise ConfigurationError(
+            [f"{flag} {path}: this is not a regular file (a pipe, device or socket)."]
+        ) from None
+    except FileTooLarge:
+        limit = MAX_SPEC_BYTES // 1024
+        raise ConfigurationError([f"{flag} {path}: the file is over {limit} KB."]) from None
     except UnicodeDecodeError:
         raise ConfigurationError([f"{flag} {path}: the file is not UTF-8 text."]) from None
     except OSError as error:
         raise ConfigurationError([f"{flag} {path}: cannot be read ({error.strerror})."]) from None
     try:
-        return json.loads(text)
+        return safejson.loads(text)
     except ValueError as error:
         raise ConfigurationError([f"{flag} {path}: not valid JSON ({error})."]) from None
 
@@ -128,7 +134,7 @@ def tool_choice(text: str | None, tools: tuple[ToolSpec, ...]) -> ToolChoice | N
 def reply_json_problem(text: str, fmt: ResponseFormat) -> tuple[Any, str | None]:
     """The reply parsed, and why it is not what ``fmt`` asked for (None when it is)."""
     try:
-        value = json.loads(text)
+        value = safejson.loads(text)
     except ValueError as error:
         return None, f"the reply is not valid JSON ({error})"
     if fmt.schema is None:

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from flarechat import safejson
+
 __all__ = [
     "IMAGE_TYPES",
     "MAX_IMAGES",
@@ -67,11 +69,11 @@ class JsonTextProblem:
 def json_text_problem(text: str) -> tuple[Any, JsonTextProblem | None]:
     """``text`` parsed, or why it does not parse (with where)."""
     try:
-        return json.loads(text), None
+        return safejson.loads(text), None
+    except safejson.JSONTooDeep as error:
+        return None, JsonTextProblem("nested too deeply to read", error.lineno, error.colno)
     except json.JSONDecodeError as error:
         return None, JsonTextProblem(error.msg, error.lineno, error.colno)
-    except RecursionError:
-        return None, JsonTextProblem("nested too deeply to read", 1, 1)
 
 
 def schema_problem(schema: object) -> str | None:

@@ -20,6 +20,7 @@ from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from flarechat import safejson
 from flarechat.api.models import ModelInfo
 from flarechat.paths import atomic_write_text, cache_dir
 
@@ -93,7 +94,7 @@ def model_to_json(model: ModelInfo) -> dict[str, Any]:
 
 def _parse(text: str) -> CachedCatalogue | None:
     try:
-        data = json.loads(text)
+        data = safejson.loads(text)
     except ValueError:
         return None
     if not isinstance(data, dict) or not isinstance(data.get("models"), list):

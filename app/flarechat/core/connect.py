@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CAPABILITY_KEYS",
     "KEYCHAIN_TIMEOUT",
+    "KEYCHAIN_UNREAD",
     "PARAM_ENABLE_THINKING",
     "PARAM_LORA",
     "PARAM_REASONING_EFFORT",
@@ -101,13 +102,22 @@ _NO_GATEWAY_ID = (
 )
 
 
+#: How the problem "the keychain could not be read" begins (the CLI words around it).
+KEYCHAIN_UNREAD = "The system keychain could not be read"
+
+
 class ConfigurationError(ValueError):
     """The settings cannot make a working connection; ``problems`` says what to fix."""
 
-    def __init__(self, problems: Sequence[str], *, incomplete: bool = False) -> None:
+    def __init__(
+        self, problems: Sequence[str], *, incomplete: bool = False, unset: bool = False
+    ) -> None:
         self.problems = list(problems) or ["The connection settings are incomplete."]
         #: True when no usable account or token is configured at all (offer setup or demo)
-        self.incomplete = incomplete
+        self.incomplete = incomplete or unset
+        #: True when neither an account ID nor an API token is set anywhere: ``problems``
+        #: then hold only what else is wrong (a caller says "no credentials" once)
+        self.unset = unset
         super().__init__(" ".join(self.problems))
 
 
@@ -415,7 +425,7 @@ async def read_tokens(
         gateway = await secrets.aget(store, secrets.GATEWAY_TOKEN, timeout=keychain_timeout)
     except secrets.SecretStoreUnavailable as unavailable:
         why = f" ({unavailable.reason})" if unavailable.reason else ""
-        return api_token, None, f"The system keychain could not be read{why}."
+        return api_token, None, f"{KEYCHAIN_UNREAD}{why}."
     return api_token, gateway, None
 
 
@@ -435,7 +445,13 @@ async def load_profile(
     warnings = (*settings_store.problems, *resolved.warnings)
     if not resolved.is_complete:
         unread = [keychain] if keychain and not api_token else []
-        raise ConfigurationError([*resolved.problems, *unread, *warnings], incomplete=True)
+        if not resolved.account_id and not resolved.api_token:
+            # Nothing set up: one "no credentials" from the caller, not a line per field.
+            raise ConfigurationError([*unread, *warnings], unset=True)
+        # An account or token missing is "incomplete"; a bad value beside them (a too-short
+        # gateway token, a bad gateway id) is only that value's problem.
+        missing = not resolved.account_id or not resolved.api_token
+        raise ConfigurationError([*resolved.problems, *unread, *warnings], incomplete=missing)
     return Profile(
         settings=settings,
         conn=connection_from(resolved),

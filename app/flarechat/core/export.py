@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from flarechat import safejson
 from flarechat.core.conversation import (
     ROLE_ASSISTANT,
     ROLE_TOOL,
@@ -172,7 +173,7 @@ def _tool_calls_markdown(message: Message) -> list[str]:
     for call in message.tool_calls:
         arguments = str(call.get("arguments") or "{}")
         with contextlib.suppress(ValueError):  # else shown as the model sent it
-            arguments = json.dumps(json.loads(arguments), ensure_ascii=False, indent=2)
+            arguments = json.dumps(safejson.loads(arguments), ensure_ascii=False, indent=2)
         fence = "~~~~" if "```" in arguments else "```"
         parts.append(
             f"**Tool call** `{call.get('name')}` (`{call.get('id')}`)\n\n"

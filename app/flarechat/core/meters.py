@@ -12,7 +12,7 @@ from enum import StrEnum
 from typing import Any
 
 from flarechat.api.models import ModelInfo
-from flarechat.core import figures
+from flarechat.core import figures, ledger
 from flarechat.core.conversation import ROLE_ASSISTANT, ConversationTree, Message
 
 __all__ = [
@@ -47,7 +47,6 @@ __all__ = [
 FREE_DAILY_NEURONS = 10_000
 AMBER_SHARE = 0.80
 RED_SHARE = 0.95
-TOKENS_PER_MILLION = 1_000_000
 #: Tokens a chat template adds around each message (role markers, separators): a rough
 #: allowance so an estimate does not fall short on many short messages.
 MESSAGE_OVERHEAD_TOKENS = 4
@@ -82,19 +81,11 @@ def reply_neurons(usage: Mapping[str, Any] | None, meta: Mapping[str, Any] | Non
 
 def reply_cost(usage: Mapping[str, Any] | None, info: ModelInfo | None) -> float | None:
     """USD for a reply from the catalogue's per-million-token prices; None when the usage or
-    a price is unknown. Cached prompt tokens cost the cached price when the model has one."""
-    if not usage or info is None:
+    a price is unknown. Cached prompt tokens cost the cached price when the model has one.
+    (What a reply was charged, cache hits and stopped replies included: ``ledger.charge``.)"""
+    if not usage:
         return None
-    price_in, price_out = info.price_input_per_m, info.price_output_per_m
-    if price_in is None or price_out is None:
-        return None
-    prompt, completion = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
-    if not prompt and not completion:
-        return None
-    cached = min(_count(usage.get("cached_tokens")), prompt)
-    price_cached = info.price_cached_per_m if info.price_cached_per_m is not None else price_in
-    dollars = (prompt - cached) * price_in + cached * price_cached + completion * price_out
-    return dollars / TOKENS_PER_MILLION
+    return ledger.token_cost(usage, info)
 
 
 # -- totals ------------------------------------------------------------------------------
@@ -117,18 +108,19 @@ ReplyRecord = tuple[str | None, Mapping[str, Any] | None, Mapping[str, Any] | No
 
 
 def total_usage(replies: Iterable[ReplyRecord], prices: Mapping[str, ModelInfo]) -> UsageTotal:
+    """Neurons and cost of ``replies`` as the ledger charges each (a cache HIT costs nothing,
+    a stopped reply its neurons' price)."""
     neurons = cost = 0.0
     count = priced = unpriced = 0
     for model, usage, meta in replies:
-        spent = reply_neurons(usage, meta)
-        dollars = reply_cost(usage, prices.get(model or ""))
-        if spent is None and not usage:
+        spent = ledger.charge(usage, meta, prices.get(model or ""))
+        if spent is None:
             continue  # never answered (failed before a byte, stopped unsent): nothing billed
         count += 1
-        neurons += spent or 0.0
-        if dollars is not None:
-            cost, priced = cost + dollars, priced + 1
-        elif usage:
+        neurons += spent.neurons
+        if spent.cost is not None:
+            cost, priced = cost + spent.cost, priced + 1
+        else:
             unpriced += 1
     return UsageTotal(neurons, cost, count, priced, unpriced)
 

@@ -32,6 +32,7 @@ __all__ = [
     "RetryScheduled",
     "Rope",
     "ToolDraft",
+    "ToolDrafts",
     "TurnEvent",
     "TurnState",
     "TurnStatus",
@@ -174,6 +175,50 @@ class ToolDraft:
         return ToolCall.of(id=call_id, name=self.name or "", arguments=str(self.arguments))
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class ToolDrafts:
+    """The tool-call fragments of a reply so far, shared the way a :class:`Rope`'s pieces are:
+    a fragment costs O(1) however many calls came before it (a tuple of drafts, copied and
+    searched for every fragment, made a reply of 10,000 calls quadratic: a minute of the GUI
+    thread). :meth:`drafts` assembles them, in one pass, when the calls are asked for.
+    """
+
+    _shared: list[ToolCallDelta] | None = field(default=None, repr=False)
+    count: int = 0
+
+    def plus(self, delta: ToolCallDelta) -> ToolDrafts:
+        shared = self._shared
+        if shared is None or len(shared) != self.count:  # the first fragment, or a fork
+            shared = shared[: self.count] if shared is not None else []
+        shared.append(delta)
+        return ToolDrafts(shared, self.count + 1)
+
+    def fragments(self) -> list[ToolCallDelta]:
+        return self._shared[: self.count] if self._shared is not None else []
+
+    def drafts(self) -> tuple[ToolDraft, ...]:
+        """One draft per call index, in order of the index."""
+        by_index: dict[int, ToolDraft] = {}
+        for delta in self.fragments():
+            draft = by_index.get(delta.index) or ToolDraft(delta.index)
+            by_index[delta.index] = draft.plus(delta)
+        return tuple(by_index[index] for index in sorted(by_index))
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ToolDrafts):
+            return self.count == other.count and self.fragments() == other.fragments()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.fragments()))
+
+
 class RetryDecider(Protocol):
     """The part of ``flarechat.api.retry.RetryPolicy`` a turn needs."""
 
@@ -213,8 +258,8 @@ class TurnState:
     first_token_at: float | None = None
     last_token_at: float | None = None
     finished_at: float | None = None
-    #: tool calls streaming in, by index (few: each fragment copies this tuple, not the text)
-    tool_drafts: tuple[ToolDraft, ...] = ()
+    #: tool calls streaming in, as their fragments (O(1) each, however many calls)
+    tool_drafts: ToolDrafts = field(default_factory=ToolDrafts)
     #: the complete calls the reply made (``Finished.tool_calls``)
     tool_calls: tuple[ToolCall, ...] = ()
     #: something to tell the user about how the reply came (streaming turned off for JSON)
@@ -237,8 +282,8 @@ class TurnState:
         """The reply's tool calls: the complete ones, else those streamed so far."""
         if self.tool_calls:
             return self.tool_calls
-        ordered = sorted(self.tool_drafts, key=lambda d: d.index)
-        return tuple(d.call(position) for position, d in enumerate(ordered))
+        drafts = self.tool_drafts.drafts()
+        return tuple(d.call(position) for position, d in enumerate(drafts))
 
     @property
     def streamed(self) -> bool:
@@ -348,14 +393,8 @@ def _add_tokens(state: TurnState, now: float | None, *, text: str, reasoning: st
 
 
 def _add_tool_fragment(state: TurnState, delta: ToolCallDelta, now: float | None) -> TurnState:
-    drafts = list(state.tool_drafts)
-    at = next((i for i, d in enumerate(drafts) if d.index == delta.index), None)
-    if at is None:
-        drafts.append(ToolDraft(delta.index).plus(delta))
-    else:
-        drafts[at] = drafts[at].plus(delta)
     state = _add_tokens(state, now, text="", reasoning="")
-    return replace(state, tool_drafts=tuple(drafts))
+    return replace(state, tool_drafts=state.tool_drafts.plus(delta))
 
 
 def fold(state: TurnState, event: TurnEvent, *, now: float | None = None) -> TurnState:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 from urllib.parse import unquote
@@ -13,7 +12,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from flarechat.emulator import accounts, guard, lora
+from flarechat import safejson
+from flarechat.emulator import accounts, batch, guard, lora
 from flarechat.emulator.generation import Call, Kind, generate
 from flarechat.emulator.state import EmulatorState, RecordedRequest
 from flarechat.emulator.wire import ErrorSpec, cf_ray, error_response, json_response, request_uuid
@@ -34,7 +34,7 @@ def _raw_path(request: Request) -> str:
 
 def _parse_json(body: bytes) -> Any:
     try:
-        return json.loads(body) if body else None
+        return safejson.loads(body) if body else None
     except ValueError:  # includes UnicodeDecodeError
         return None
 
@@ -84,7 +84,9 @@ def _recorded(scope: Scope, body: bytes) -> RecordedRequest:
     )
 
 
-async def _model_call(request: Request, *, kind: Kind, model: str, gateway: str | None) -> Response:
+async def _model_call(
+    request: Request, *, kind: Kind, model: str, gateway: str | None, queued: bool = False
+) -> Response:
     """Shared tail of every model route once the URL is known: account, auth, body."""
     account = request.path_params["acct"]
     if not accounts.valid_account(account):
@@ -110,7 +112,15 @@ async def _model_call(request: Request, *, kind: Kind, model: str, gateway: str 
         token=token or "",
         gateway=gateway,
     )
+    if kind is Kind.RUN and (queued or batch.is_poll(body)):
+        headers = {"cf-ray": cf_ray(), "cf-ai-req-id": req_id}
+        return batch.handle(request.app.state.emulator, call, headers=headers)
     return await generate(request.app.state.emulator, call)
+
+
+def _queued(request: Request) -> bool:
+    """``?queueRequest=true`` (the binding option, as the official REST shim sends it)."""
+    return request.query_params.get("queueRequest", "").lower() == "true"
 
 
 def _rest_gateway(request: Request) -> tuple[str | None, Response | None]:
@@ -129,7 +139,10 @@ async def run_rest(request: Request) -> Response:
     gateway, problem = _rest_gateway(request)
     if problem is not None:
         return problem
-    return await _model_call(request, kind=Kind.RUN, model=unquote(segment), gateway=gateway)
+    model = unquote(segment)
+    return await _model_call(
+        request, kind=Kind.RUN, model=model, gateway=gateway, queued=_queued(request)
+    )
 
 
 async def chat_rest(request: Request) -> Response:
@@ -176,7 +189,10 @@ async def workers_ai_gateway(request: Request) -> Response:
     rest = rest.removeprefix("run/")
     if _ENCODED_SLASH.search(rest) or not rest:
         return accounts.edge_error(400, 7000, message="No route for that URI")
-    return await _model_call(request, kind=Kind.RUN, model=unquote(rest), gateway=gateway)
+    model = unquote(rest)
+    return await _model_call(
+        request, kind=Kind.RUN, model=model, gateway=gateway, queued=_queued(request)
+    )
 
 
 async def compat_gateway(request: Request) -> Response:

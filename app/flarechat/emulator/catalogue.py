@@ -138,6 +138,7 @@ MODELS: tuple[CatalogueModel, ...] = (
         0.293,
         2.253,
         (
+            ("async_queue", "true"),
             ("context_window", "24000"),
             ("function_calling", "true"),
             ("terms", _LLAMA_TERMS.format("llama3_3")),
@@ -376,6 +377,30 @@ MODELS: tuple[CatalogueModel, ...] = (
         beta=True,
         json_mode=False,
     ),
+    *(
+        CatalogueModel(
+            f"@cf/baai/bge-{size}-en-v1.5",
+            uuid,
+            f"BAAI general embedding ({size}) model that transforms any given text into a "
+            f"{dims}-dimensional vector",
+            Profile.EMBEDDING,
+            "2023-11-07 15:43:58.042",
+            price,
+            0.0,
+            (
+                ("async_queue", "true"),
+                ("max_input_tokens", "512"),
+                ("output_dimensions", str(dims)),
+                _price(price, 0.0),
+            ),
+            context_window=512,
+        )
+        for size, uuid, dims, price in (
+            ("small", "57fbd08a-a4c4-411c-910d-b9459ff36c20", 384, 0.02),
+            ("base", "429b9e8b-d99e-44de-91ad-706cf8183658", 768, 0.067),
+            ("large", "01bc2fb0-4bca-4598-b985-d2584a3f46c0", 1024, 0.204),
+        )
+    ),
     CatalogueModel(
         "@cf/baai/bge-m3",
         "eed32bc1-8775-4985-89ce-dd1405508ad8",
@@ -401,8 +426,10 @@ def neurons(model: CatalogueModel, *, prompt_tokens: int, completion_tokens: int
     return usd * _NEURONS_PER_USD
 
 
-def embedding_dimensions() -> int:
-    return _EMBEDDING_DIMENSIONS
+def embedding_dimensions(model: CatalogueModel) -> int:
+    """The catalogue's ``output_dimensions`` (bge-m3 states none: 1024, as its vectors have)."""
+    stated = model.prop("output_dimensions")
+    return int(stated) if stated is not None else _EMBEDDING_DIMENSIONS
 
 
 @dataclass(frozen=True, slots=True)

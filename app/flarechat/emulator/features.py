@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
-from flarechat.emulator import jsonmode, reasoning, replies, tools, vision
+from flarechat.emulator import jsonmode, judge, reasoning, replies, tools, vision
 from flarechat.emulator.catalogue import CatalogueModel
 from flarechat.emulator.lora import Finetune, check_lora
 from flarechat.emulator.tools import ToolCall
@@ -98,12 +99,15 @@ def read_features(req: Request) -> tuple[Features | None, ErrorSpec | None]:
     call, problem = _tool_call(req)
     if problem is not None:
         return None, problem
+    graded = None if call is not None else judge.grade(replies.last_user_text(req.body))
     return Features(
         images=tuple(images),
         json_mode=json_mode and call is None,
-        json_value=json_value,
+        # a grade asked for in JSON mode is the grade itself, not an instance of the schema
+        json_value=json_value if graded is None else json.loads(graded),
         tool_call=call,
         tool_result=tools.tool_result(req.body),
         adapter=adapter,
         effort=effort,
+        fixed_answer=graded,
     ), None

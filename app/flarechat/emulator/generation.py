@@ -31,7 +31,7 @@ from flarechat.emulator.wire import (
     ulid,
 )
 
-__all__ = ["Call", "Kind", "generate"]
+__all__ = ["Call", "ItemOutcome", "Kind", "generate", "item_outcome"]
 
 _SEED_MODULUS = 2**63
 #: Response headers that describe one exchange and must not be replayed from the cache.
@@ -75,6 +75,55 @@ class _CachePlan:
     key: str | None = None
     status: str | None = None  # None when not through a gateway
     ttl: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ItemOutcome:
+    """One batch item answered at once: its ``result`` (or the error), tokens and neurons."""
+
+    result: dict[str, Any] | None
+    problem: ErrorSpec | None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    neurons: float = 0.0
+
+
+def item_outcome(state: EmulatorState, call: Call) -> ItemOutcome:
+    """What a synchronous non-streamed call would answer, as one batch item (§11.2)."""
+    model, problem = checks.check_call(
+        call.model, call.body, chat=False, token=call.token, size=len(call.raw_body)
+    )
+    features = None
+    if model is not None:
+        features, problem = _features(state, call, model)
+    if model is None or features is None:
+        return ItemOutcome(None, problem or ErrorSpec(500, 1000, "Internal server error"))
+    if model.profile is Profile.EMBEDDING:
+        texts = _texts(call.body)
+        tokens = sum(len(replies.tokenize(t)) for t in texts)
+        result = shapes.embedding_result(model, texts, seed=_seed(state, call.body))
+        billed = catalogue.neurons(model, prompt_tokens=tokens, completion_tokens=0)
+        return ItemOutcome(result, None, tokens, 0, billed)
+    body = call.body
+    completion = shapes.plan_completion(
+        model,
+        body,
+        features=features,
+        max_tokens=int(body.get("max_tokens") or DEFAULT_MAX_TOKENS),
+        seed=_seed(state, body),
+        cached=0,
+    )
+    if model.profile in (Profile.OPENAI, Profile.NOSTREAM):
+        result = shapes.openai_result(completion)
+    else:
+        result = shapes.legacy_result(completion)
+    c = completion
+    return ItemOutcome(result, None, c.prompt_tokens, c.completion_tokens, c.neurons)
+
+
+def _texts(body: Mapping[str, Any]) -> list[str]:
+    text = body.get("text")
+    return [text] if isinstance(text, str) else [str(t) for t in text or []]
 
 
 async def generate(state: EmulatorState, call: Call) -> Response:
@@ -168,9 +217,10 @@ def _seed(state: EmulatorState, body: Mapping[str, Any]) -> int:
 def _embed(
     state: EmulatorState, call: Call, *, model: CatalogueModel, headers: dict[str, str]
 ) -> Response:
-    text = call.body.get("text")
-    texts = [text] if isinstance(text, str) else [str(t) for t in text or []]
-    result = shapes.embedding_result(texts, seed=_seed(state, call.body))
+    texts = _texts(call.body)
+    pooling = call.body.get("pooling")
+    chosen = pooling if isinstance(pooling, str) else None
+    result = shapes.embedding_result(model, texts, seed=_seed(state, call.body), pooling=chosen)
     tokens = sum(len(replies.tokenize(t)) for t in texts)
     billed = catalogue.neurons(model, prompt_tokens=tokens, completion_tokens=0)
     headers["cf-ai-neurons"] = f"{billed:.2f}"

@@ -11,8 +11,10 @@ from typing import Any
 __all__ = [
     "Reply",
     "compose",
+    "continuation",
     "last_user_text",
     "prompt_tokens",
+    "rest_of",
     "split_think",
     "thought",
     "tokenize",
@@ -28,6 +30,9 @@ _ECHO_CHARS = 80
 #: A question containing the word "long" gets this many extra numbered steps (beyond 256 tokens).
 _LONG_STEPS = 30
 _LONG = re.compile(r"\blong\b", re.IGNORECASE)
+#: A user turn asking the model to go on with the reply before it ("Continue exactly where you
+#: stopped."): a model told so picks up where that reply ends.
+_GO_ON = re.compile(r"^\s*(please\s+)?(continue|go on|keep going)\b", re.IGNORECASE)
 #: Chat templates add a few tokens per message plus a fixed preamble.
 _TOKENS_PER_MESSAGE = 4
 _TEMPLATE_TOKENS = 8
@@ -183,6 +188,30 @@ def last_user_text(body: dict[str, Any]) -> str:
                 return _content_text(message.get("content"))
     prompt = body.get("prompt")
     return prompt if isinstance(prompt, str) else ""
+
+
+def continuation(body: dict[str, Any]) -> tuple[str, str] | None:
+    """(the question, what the reply to it already says) when the request asks the model to go
+    on with a reply: its messages end with that reply (an assistant prefill, which the model
+    extends), or with a user turn asking to continue right after it. None otherwise."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return None
+    turns = [m for m in messages if isinstance(m, dict)]
+    if len(turns) >= 2 and turns[-1].get("role") == "user":
+        if not _GO_ON.match(_content_text(turns[-1].get("content"))):
+            return None
+        turns = turns[:-1]
+    if not turns or turns[-1].get("role") != "assistant":
+        return None
+    said = _content_text(turns[-1].get("content"))
+    return (last_user_text({"messages": turns[:-1]}), said) if said else None
+
+
+def rest_of(answer: str, said: str) -> str:
+    """What is left of ``answer`` after ``said`` (the part already given); the whole answer
+    when ``said`` is not how it begins (a prefill the model did not write)."""
+    return answer[len(said) :] if answer.startswith(said) else answer
 
 
 def prompt_tokens(body: dict[str, Any]) -> int:

@@ -14,6 +14,7 @@ from typing import Any
 
 import uvicorn
 
+from flarechat import safejson
 from flarechat.emulator.app import CONTROL_PATH, create_app
 from flarechat.emulator.config import EmulatorConfig, check_loopback
 from flarechat.emulator.delivery import install_log_filter
@@ -97,7 +98,7 @@ class EmulatorServer:
         )
         try:
             with urllib.request.urlopen(request, timeout=CONTROL_TIMEOUT) as response:
-                answer = json.loads(response.read())
+                answer = safejson.loads(response.read())
         except urllib.error.HTTPError as exc:
             raise RuntimeError(f"control {action!r} refused: {exc.read().decode()}") from None
         return answer.get("result")
@@ -171,7 +172,10 @@ class EmulatorServer:
 
     def _bind(self) -> socket.socket:
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        # proto=IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY on accepted sockets only when the
+        # listening socket says TCP, and without it a kept-alive connection's reply waited
+        # ~40 ms for Nagle and the client's delayed ACK between its headers and its body.
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         try:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             sock.bind((self.host, self._requested_port))

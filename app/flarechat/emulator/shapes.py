@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import random
+import re
 import time
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -33,6 +35,7 @@ __all__ = [
 
 #: vLLM reports the stop token it matched; any stable id will do.
 _MATCHED_STOP = 106
+_WORDS = re.compile(r"\w+")
 _NEURON_DIGITS = 6
 
 
@@ -90,8 +93,17 @@ def _preface(features: Features) -> str:
 def _reply(
     model: CatalogueModel, body: dict[str, Any], features: Features, seed: int
 ) -> replies.Reply:
-    """What the model thinks and says, before the shape and the token budget apply."""
+    """What the model thinks and says, before the shape and the token budget apply.
+
+    Asked to go on with a reply (an assistant prefill, or "Continue…" after it), the model says
+    the rest of the answer that reply began: a reply cut at max_tokens and continued reads as
+    the one a larger limit would have given.
+    """
     question = replies.last_user_text(body)
+    going_on = replies.continuation(body)
+    said = ""
+    if going_on is not None:
+        question, said = going_on
     effort = features.effort
     think = "" if effort is None else replies.thought(question, effort)
     if features.fixed_answer is not None:
@@ -102,7 +114,7 @@ def _reply(
         return replies.Reply(think, dumps(features.json_value).decode())
     if features.tool_result is not None:
         return replies.Reply(think, f"The tool said: {features.tool_result}")
-    return replies.compose(
+    reply = replies.compose(
         model.name,
         question,
         seed=seed,
@@ -110,6 +122,7 @@ def _reply(
         effort=effort or "medium",
         preface=_preface(features),
     )
+    return replies.Reply(reply.reasoning, replies.rest_of(reply.answer, said))
 
 
 def plan_completion(
@@ -327,11 +340,27 @@ def _tool_deltas(c: Completion) -> list[dict[str, Any]]:
     return deltas
 
 
-def embedding_result(texts: list[str], *, seed: int) -> dict[str, Any]:
-    """Deterministic unit-ish vectors, one per input text (bge-m3 answers {shape, data})."""
-    size = catalogue.embedding_dimensions()
-    data = []
-    for text in texts:
-        rng = random.Random(f"{seed}\x1f{text}")
-        data.append([round(rng.uniform(-1, 1) / size**0.5, 6) for _ in range(size)])
-    return {"shape": [len(texts), size], "data": data, "pooling": "cls"}
+def embedding_result(
+    model: CatalogueModel, texts: list[str], *, seed: int, pooling: str | None = None
+) -> dict[str, Any]:
+    """Deterministic unit vectors, one per text: a sum of one random vector per word.
+
+    Texts that share words point the same way, so cosine similarity means something in tests
+    (the same text: 1.0; no word in common: near 0). bge-small/base/large answer with
+    ``pooling`` ("mean" unless asked); bge-m3 answers {shape, data} with "cls".
+    """
+    size = catalogue.embedding_dimensions(model)
+    data = [_text_vector(text, size=size, seed=seed) for text in texts]
+    chosen = pooling or ("cls" if model.prop("output_dimensions") is None else "mean")
+    return {"shape": [len(texts), size], "data": data, "pooling": chosen}
+
+
+def _text_vector(text: str, *, size: int, seed: int) -> list[float]:
+    words = _WORDS.findall(text.lower()) or [text]
+    total = [0.0] * size
+    for word in words:
+        rng = random.Random(f"{seed}\x1f{word}")
+        for index in range(size):
+            total[index] += rng.gauss(0.0, 1.0)
+    norm = math.sqrt(sum(x * x for x in total)) or 1.0
+    return [round(x / norm, 6) for x in total]

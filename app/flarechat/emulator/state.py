@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from http import HTTPStatus
 from typing import Any, Generic, TypeVar
 
+from flarechat.emulator.batchbook import BatchBook
 from flarechat.emulator.cache import GatewayCache
 from flarechat.emulator.capacity import Capacity, CapacityEvent
 from flarechat.emulator.config import EmulatorConfig
@@ -78,6 +79,9 @@ CONTROL_ACTIONS = frozenset(
         "variants",
         "agree_terms",
         "reset_agreements",
+        "set_batch_pace",
+        "fail_batch_items",
+        "batch_count",
     }
 )
 
@@ -149,6 +153,7 @@ class EmulatorState:
         self.cache = GatewayCache()
         self.agreements = Agreements()
         self.variant = Variants()
+        self.batches = BatchBook()
         #: required (X-Emulator-Control) by POST /__emulator__/control; fixed for the run
         self.control_token = new_token()
         self._closing = threading.Event()
@@ -168,6 +173,7 @@ class EmulatorState:
         self.capacity.reset()
         self.agreements.reset()
         self.variant.reset()
+        self.batches.reset()
 
     @property
     def closing(self) -> bool:
@@ -330,6 +336,25 @@ class EmulatorState:
         """Forget licence agreements (of one account, or all): 5016 answers again."""
         self.agreements.reset(account)
 
+    # -- the Batch API ------------------------------------------------------------------------
+
+    def set_batch_pace(self, queued: int = 0, running: int = 1) -> None:
+        """Polls of a batch answer ``queued`` this many times, then ``running``, then results."""
+        self.batches.set_pace(queued, running)
+
+    def fail_batch_items(
+        self, references: list[str], *, code: int = 3040, status: int = 429, message: str = ""
+    ) -> None:
+        """Batch items with these ``external_reference`` values fail (``success: false``)."""
+        _check_error(code, status)
+        text = message or DEFAULT_MESSAGES.get(code, _FALLBACK_MESSAGE)
+        self.batches.fail_items([str(r) for r in references], ErrorSpec(status, code, text))
+
+    @property
+    def batch_count(self) -> int:
+        """How many batches were queued since the last reset."""
+        return self.batches.count
+
     # -- request log and the control endpoint ----------------------------------------------------
 
     def record(self, request: RecordedRequest) -> None:
@@ -351,6 +376,8 @@ class EmulatorState:
             return [asdict(event) for event in self.capacity_log]
         if action == "variants":
             return self.variants
+        if action == "batch_count":
+            return self.batch_count
         getattr(self, action)(**arguments)
         return None
 

@@ -18,6 +18,15 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "legacy_tool_response": ("empty", "null"),
     # `lora` in a /v1/chat/completions body: honoured, or refused as bad input (5006)
     "chat_lora": ("accept", "reject"),
+    # batch results: text generation nests result.result and embeddings once (as the docs'
+    # examples do), or every item once, or every item twice (§11.2)
+    "batch_nesting": ("documented", "single", "double"),
+    # a still-pending poll: inside the v4 envelope's result, or bare {"status", "request_id"}
+    "batch_pending": ("enveloped", "bare"),
+    # a poll for an unknown request_id: 400 / 5006 bad input, or 404 / 7003
+    "batch_unknown_id": ("400", "404"),
+    # a poll to another model's URL than the submit's: resolved by request_id, or refused
+    "batch_poll_model": ("any", "same"),
 }
 
 

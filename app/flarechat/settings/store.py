@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from flarechat.paths import atomic_write_text, config_dir, free_sibling
+from flarechat.paths import atomic_write_text, config_dir, storage_refusal
 from flarechat.settings import gateway_options, validate
 from flarechat.settings.migrations import (
     holds_plaintext_secret,
@@ -30,6 +30,7 @@ from flarechat.settings.migrations import (
     without_plaintext_secrets,
 )
 from flarechat.settings.schema import ENDPOINTS, ROUTES, SCHEMA_VERSION, Settings
+from flarechat.versioned_file import FileNotWritable, VersionedJsonFile
 
 __all__ = ["SETTINGS_FILENAME", "SettingsStore"]
 
@@ -37,9 +38,6 @@ SETTINGS_FILENAME = "settings.json"
 _JSON_INDENT = 2
 _TOKEN_FOUND = "The settings file held an API token in plain text"
 _TOKEN_AGAIN = "Enter the token again in Settings to keep it in the system keychain."
-_NEWER_KEPT = (
-    "Changes to settings are not saved in this session, so the newer version's file stays as it is."
-)
 log = logging.getLogger(__name__)
 
 
@@ -99,27 +97,33 @@ class SettingsStore:
 
     def __init__(self, path: Path | None = None) -> None:
         self._path = path if path is not None else config_dir() / SETTINGS_FILENAME
+        self._file = VersionedJsonFile(
+            self._path,
+            label="The settings file",
+            version_key="schema_version",
+            version=SCHEMA_VERSION,
+            holds="a settings object",
+            fallback="default settings are used",
+        )
         self.problems: list[str] = []
-        #: set when the file was written by a newer Flarechat: ``save()`` then leaves it alone,
-        #: so settings this version cannot read are never lost
-        self.read_only_reason: str | None = None
 
     @property
     def path(self) -> Path:
         return self._path
 
+    @property
+    def read_only_reason(self) -> str | None:
+        """Set when the file was written by a newer Flarechat (or is damaged and could not be
+        moved aside): ``save()`` then leaves it alone, so nothing in it is lost."""
+        return self._file.read_only_reason
+
     def load(self) -> Settings:
         """Read the file; never raises for missing, corrupt or odd content."""
-        self.problems = []
-        self.read_only_reason = None
-        raw = self._read_object()
+        raw = self._file.read()
+        self.problems = list(self._file.problems)
         if raw is None:
             return Settings()
         result = migrate(raw)
-        version = raw.get("schema_version")
-        if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
-            self.read_only_reason = f"written by a newer Flarechat (schema {version})"
-            self.problems.append(_NEWER_KEPT)
         self.problems.extend(result.notes)
         settings = self._build(result.data)
         if holds_plaintext_secret(raw):
@@ -132,15 +136,14 @@ class SettingsStore:
         """Write atomically. Raises ``OSError`` if the disk refuses, ``ValueError`` if a value
         cannot be written as JSON (the existing file is then left untouched). A file from a
         newer Flarechat is never overwritten (``read_only_reason``): nothing is written."""
-        if self.read_only_reason is not None:
-            log.info("settings not saved: the file was %s", self.read_only_reason)
-            return
-        self._write(settings)
+        try:
+            self._file.write(_document(settings), indent=_JSON_INDENT, sort_keys=True)
+        except FileNotWritable as error:
+            log.info("settings not saved: %s", error)
 
     def _write(self, settings: Settings) -> None:
-        data = dataclasses.asdict(settings)
-        data["schema_version"] = SCHEMA_VERSION
-        text = json.dumps(data, indent=_JSON_INDENT, sort_keys=True, allow_nan=False)
+        """Write whatever the guards say (a plaintext token must go even from a newer file)."""
+        text = json.dumps(_document(settings), indent=_JSON_INDENT, sort_keys=True, allow_nan=False)
         atomic_write_text(self._path, text + "\n")
 
     # -- a token found in the file --------------------------------------------------------
@@ -181,45 +184,6 @@ class SettingsStore:
         )
 
     # -- loading --------------------------------------------------------------------------
-
-    def _read_object(self) -> dict[str, Any] | None:
-        try:
-            text = self._path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
-        except (OSError, UnicodeDecodeError) as exc:
-            self._set_aside(f"could not be read ({type(exc).__name__})")
-            return None
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            self._set_aside(f"is not valid JSON (line {exc.lineno}, column {exc.colno})")
-            return None
-        except RecursionError:
-            self._set_aside("is nested too deeply to be settings")
-            return None
-        except ValueError:  # e.g. a number with more digits than Python will convert
-            self._set_aside("holds a value that cannot be read")
-            return None
-        if not isinstance(data, dict):
-            self._set_aside("does not contain a settings object")
-            return None
-        return data
-
-    def _set_aside(self, reason: str) -> None:
-        target = free_sibling(self._path, "corrupt")
-        try:
-            os.replace(self._path, target)
-        except OSError as exc:
-            self.problems.append(
-                f"The settings file {self._path} {reason} and could not be moved aside "
-                f"({exc.strerror or type(exc).__name__}). Default settings are used."
-            )
-            return
-        self.problems.append(
-            f"The settings file {reason}; it was moved to {target.name} and default "
-            "settings are used."
-        )
 
     def _build(self, data: dict[str, Any]) -> Settings:
         hints = _field_types()
@@ -263,9 +227,17 @@ class SettingsStore:
 _INVALID = object()
 
 
+def _document(settings: Settings) -> dict[str, Any]:
+    data = dataclasses.asdict(settings)
+    data["schema_version"] = SCHEMA_VERSION
+    return data
+
+
 def _reason(exc: Exception) -> str:
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
+    if isinstance(exc, OSError):
+        cause = storage_refusal(exc) or exc.strerror  # a full disk is never "read-only"
+        if cause:
+            return cause
     return str(exc) or type(exc).__name__
 
 

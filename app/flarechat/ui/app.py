@@ -35,6 +35,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from flarechat.api.retry import RetryPolicy
 from flarechat.core.store import AsyncChatStore, StoreError, default_path
+from flarechat.paths import profile_problem
 from flarechat.settings.secrets import KeyringSecretStore
 from flarechat.settings.store import SettingsStore
 from flarechat.ui.control.preferences import DemoBackend, Preferences
@@ -72,6 +73,8 @@ PRELOADED_MODULES: tuple[str, ...] = ()
 BENCH_PAINT_ENV = "FLARECHAT_BENCH_PAINT_FILE"
 #: The title of the banner listing what start-up repaired or could not do (keychain, files).
 STARTUP_NOTICE_TITLE = "Flarechat found something to check at start-up"
+#: The exit code when the profile can't be used (the command line's for a configuration error).
+EXIT_PROFILE_UNUSABLE = 2
 #: The keychain is read (and the database opened) after the first paint, or this long after
 #: show at the latest (a window shown minimized or off-screen may not paint).
 TOKENS_AT_THE_LATEST_MS = 1_000
@@ -91,6 +94,9 @@ class GuiOptions:
     scheme: theme.Scheme | None = None
     #: how automatic retries are paced (tests and screenshots slow it down or speed it up)
     retry_policy_factory: Callable[[], RetryPolicy] = RetryPolicy
+    #: the profile can't be used (``paths.profile_problem``, found before the window): it is
+    #: said in a box, and the app exits
+    profile_problem: str | None = None
 
 
 def _application() -> tuple[QApplication, bool]:
@@ -316,18 +322,33 @@ def _ignore_in_python(_signum: int, _frame: object) -> None:
     """The wakeup socket carries the signal; Python's own handler has nothing left to do."""
 
 
-async def _explain_store_error(error: StoreError) -> None:
-    """The database cannot be used: say why in a box and wait until it is closed."""
+async def _explain_store_error(error: StoreError, *, interrupted: asyncio.Event) -> None:
+    """The database cannot be used: say why in a box and wait until it is closed, or until
+    SIGINT/SIGTERM (``interrupted``) ends the app while it is up."""
     from PySide6.QtWidgets import QMessageBox  # here: its class and enums cost start-up time
 
     box = QMessageBox(QMessageBox.Icon.Critical, APP_DISPLAY_NAME, str(error))
     closed = asyncio.Event()
     box.finished.connect(lambda _result: closed.set())
     box.open()
-    await closed.wait()
+    log.error("the chat database cannot be used: %s", error)
+    await _first_of(closed, interrupted)
+    box.done(QMessageBox.StandardButton.Close.value)
 
 
-async def _store_opened(session: Session, store: AsyncChatStore) -> bool:
+async def _first_of(*events: asyncio.Event) -> None:
+    """Return once any of ``events`` is set."""
+    waits = [asyncio.ensure_future(event.wait()) for event in events]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
+
+
+async def _store_opened(
+    session: Session, store: AsyncChatStore, *, interrupted: asyncio.Event
+) -> bool:
     """Wait for the database the window was built around (checked on its worker thread once
     the window painted); its problems join the start-up banner. False, with
     the window closed and the reason in a box, when it cannot be used."""
@@ -335,17 +356,46 @@ async def _store_opened(session: Session, store: AsyncChatStore) -> bool:
         report = await store.opened()
     except StoreError as error:
         session.window.hide()
-        await _explain_store_error(error)
+        await _explain_store_error(error, interrupted=interrupted)
         return False
     session.add_problems(report.problems)
     return True
 
 
+async def _explain_unusable_profile(problem: str) -> int:
+    """The profile folder can't be used: say so on stderr (as the command line does) and in a
+    box, and end when it is closed (or at SIGINT/SIGTERM). The exit code of the CLI's."""
+    from PySide6.QtWidgets import QMessageBox  # here: its class and enums cost start-up time
+
+    sys.stderr.write(f"flarechat: {problem}\n")
+    sys.stderr.flush()
+    interrupted = asyncio.Event()
+    bridge = SignalBridge(interrupted.set)
+    box = QMessageBox(QMessageBox.Icon.Critical, APP_DISPLAY_NAME, problem)
+    box.setAccessibleName("Flarechat can't start")
+    closed = asyncio.Event()
+    box.finished.connect(lambda _result: closed.set())
+    box.open()
+    try:
+        await _first_of(closed, interrupted)
+    finally:
+        bridge.close()
+        box.done(QMessageBox.StandardButton.Close.value)
+        box.deleteLater()
+    return EXIT_PROFILE_UNUSABLE
+
+
 async def _run(options: GuiOptions) -> int:
-    # Opened and checked on the store's thread after the first paint (Session releases it):
-    # calls queue behind the check, so nothing is read or written before it passed (issue #12).
-    store = AsyncChatStore.opening(default_path(), held=True)
-    prefs = Preferences(store=SettingsStore(), secrets=KeyringSecretStore())
+    if options.profile_problem is not None:
+        return await _explain_unusable_profile(options.profile_problem)
+    try:
+        settings_store = SettingsStore()
+        # Opened and checked on the store's thread after the first paint (Session releases
+        # it): calls queue behind the check, so nothing is read or written before it passed.
+        store = AsyncChatStore.opening(default_path(), held=True)
+    except OSError as error:  # the data or config folder is read-only, or a file
+        return await _explain_unusable_profile(profile_problem(error))
+    prefs = Preferences(store=settings_store, secrets=KeyringSecretStore())
     reading = asyncio.ensure_future(prefs.load_settings())  # the tokens: after the first paint
     await asyncio.sleep(0)  # the settings' thread starts before the imports
     for name in WINDOW_MODULES:
@@ -354,9 +404,15 @@ async def _run(options: GuiOptions) -> int:
     problems = await reading
     session = Session(prefs=prefs, client=LazyClient(), store=store, options=options)
     _forget_module_sources()  # and those read at the Session's own imports of them
-    bridge = SignalBridge(session.window.close)
+    interrupted = asyncio.Event()  # SIGINT/SIGTERM: also ends what waits before the window
+
+    def on_signal() -> None:
+        interrupted.set()
+        session.window.close()
+
+    bridge = SignalBridge(on_signal)
     session.show(problems)
-    if not await _store_opened(session, store):
+    if not await _store_opened(session, store, interrupted=interrupted):
         bridge.close()
         await session.shutdown()
         return 1

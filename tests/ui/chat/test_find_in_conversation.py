@@ -1,5 +1,6 @@
 """Find in conversation (Ctrl+F) over a long history: every match of the open conversation,
-in order, reachable with next and previous; nothing from other conversations."""
+in order, reachable with next and previous; nothing from other conversations. The count is of
+matches, not messages, every match is marked, and the bar sits above the transcript."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtWidgets import QWidget
-from window_helpers import find_in, settled_at, window
+from window_helpers import find_in, settled_at, until, window
 
 from flarechat.core.conversation import (
     Conversation,
@@ -17,7 +18,7 @@ from flarechat.core.conversation import (
     new_id,
 )
 from flarechat.emulator import EmulatorServer
-from support.conversations import chain, save
+from support.conversations import chain, save, stored_chain
 
 pytestmark = pytest.mark.asyncio
 
@@ -57,7 +58,7 @@ async def test_all_700_matches_are_reachable_with_next_and_previous(
     async with window(emulator, tmp_path) as (env, main, seen):
         transcript, bar = await find_in(env, main, conversation_id)
         shown: list[str] = []
-        bar.match_selected.connect(lambda message_id, _query: shown.append(message_id))
+        bar.match_selected.connect(lambda message_id, _query, _number: shown.append(message_id))
         bar.field.setText(WORD)
         query, matches = await seen.wait("find_results")
         assert (query, matches) == (WORD, wanted)  # all of them, in order, none from elsewhere
@@ -103,3 +104,56 @@ async def test_the_match_itself_is_marked_and_the_marks_go_with_the_query(
         await settled_at(transcript, wanted[-1])
         bar.close_bar()  # closing find clears them too
         assert transcript.marked(wanted[-1]) == []
+
+
+#: Four matches in three replies: the first reply holds two.
+OTTERS = ["question one", "the otter and the otter", "question two", "an otter once", "q", "otter"]
+
+
+async def test_the_count_is_of_matches_and_every_match_is_marked(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "chat.sqlite3"
+    conversation_id, ids = await asyncio.to_thread(stored_chain, path, OTTERS, title="Otters")
+    first, second, last = ids[1], ids[3], ids[5]
+    async with window(emulator, tmp_path) as (env, main, seen):
+        transcript, bar = await find_in(env, main, conversation_id)
+        bar.field.setText("otter")
+        await seen.wait("find_results")
+        assert bar.count.text() == "4 of 4"  # not "3 of 3": the first reply holds two
+        await settled_at(transcript, last)
+        await until(lambda: len(transcript.marked(first)) == 2, "the other replies' marks")
+        assert transcript.marked(second) == [(3, 8)]  # not the current one, marked all the same
+        assert transcript.current_mark(last) == (0, 5)
+        assert transcript.current_mark(first) is None
+        bar.next.click()  # wraps to the first match: the first reply's first "otter"
+        assert bar.count.text() == "1 of 4"
+        assert transcript.current_mark(first) == (4, 9)
+        assert transcript.current_mark(last) is None
+        assert transcript.marked(last) == [(0, 5)]  # still marked, no longer the current one
+        bar.next.click()  # the same reply's second "otter"
+        assert bar.count.text() == "2 of 4"
+        assert transcript.current_mark(first) == (18, 23)
+        bar.next.click()
+        assert (bar.count.text(), transcript.current_mark(second)) == ("3 of 4", (3, 8))
+        assert transcript.current_mark(first) is None
+
+
+async def test_the_find_bar_does_not_cover_the_transcript(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "chat.sqlite3"
+    conversation_id, ids = await asyncio.to_thread(stored_chain, path, OTTERS, title="Otters")
+    async with window(emulator, tmp_path) as (env, main, seen):
+        transcript, bar = await find_in(env, main, conversation_id)
+        bar.field.setText("question")
+        await seen.wait("find_results")
+        await settled_at(transcript, ids[2])
+        bar.previous.click()  # the first message, at the very top of the transcript
+        await settled_at(transcript, ids[0])
+        viewport = transcript.scroll_area.viewport()
+        bar_bottom = bar.mapTo(main, bar.rect().bottomLeft()).y()
+        view = transcript.view_for(ids[0])
+        assert view is not None
+        assert bar_bottom < viewport.mapTo(main, viewport.rect().topLeft()).y()
+        assert bar_bottom < view.mapTo(main, view.rect().topLeft()).y()

@@ -148,22 +148,45 @@ async def test_edit_and_resend_keeps_the_original(emulator: EmulatorServer, tmp_
 
 async def test_continue_after_max_tokens(emulator: EmulatorServer, tmp_path: Path) -> None:
     async with chat_env(emulator, tmp_path, default_max_tokens=6) as env:
+        env.chat.set_models(await env.client.list_models(env.prefs.connection()))
         first = await _send(env, "Write a long answer")
         data = await env.finished(first)
         assert data.finish_reason == "length"
         assert data.can_continue
-        follow = env.chat.continue_reply(first)
-        assert follow is not None
-        continued = await env.finished(follow)
+        # The limit came from Settings (no limit of this chat's own): the note says so, and
+        # says plainly what Continue sends (this model extends the reply it is sent).
+        assert "Stopped at the 6-token limit set in Settings: raise it there" in data.continue_hint
+        assert "Conversation settings" not in data.continue_hint
+        assert "Continue, which sends the reply so far back for the model to extend." in (
+            data.continue_hint
+        )
+        assert CONTINUE_PROMPT not in data.continue_hint
+        start = len(env.recorder.events)
+        assert env.chat.continue_reply(first) == first  # the same reply goes on
+        await env.recorder.wait("turn_continued", lambda _c, m: m == first, after=start)
+        args = await env.recorder.wait("turn_finished", lambda m, _d: m == first, after=start)
+        continued = args[1]
         assert continued.status == "done"
+        assert continued.content.startswith(data.content)
+        assert len(continued.content) > len(data.content)
         tree = env.chat.current_tree()
         assert tree is not None
-        assert [m.role for m in tree.path()] == ["user", "assistant", "user", "assistant"]
-        assert tree.path()[2].content == CONTINUE_PROMPT
-        # the earlier reply no longer offers Continue: it is not the last message any more
-        updated = env.recorder.args("message_updated")[-1][0]
-        assert updated.id == first
-        assert not updated.can_continue
+        assert [m.role for m in tree.path()] == ["user", "assistant"]
+        assert not env.recorder.args("turn_started")[1:]  # no second reply was begun
+        # cut again: Continue is offered again on the same reply
+        assert continued.can_continue
+
+
+async def test_continue_names_this_chats_settings_when_the_limit_was_set_there(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    async with chat_env(emulator, tmp_path, default_max_tokens=400) as env:
+        env.chat.new_conversation()
+        env.chat.set_options("", {"max_tokens": 7})
+        data = await env.finished(await _send(env, "Write a long answer"))
+        assert data.finish_reason == "length"
+        hint = data.continue_hint
+        assert hint.startswith("Stopped at the 7-token limit set in this chat's Conversation")
 
 
 async def test_capacity_retry_succeeds_by_itself(emulator: EmulatorServer, tmp_path: Path) -> None:

@@ -8,6 +8,8 @@ import pytest
 
 from flarechat.api.events import ResponseMeta, UsageReport
 from flarechat.core.conversation import ROLE_ASSISTANT, Message
+from flarechat.core.ledger import USD_PER_NEURON
+from flarechat.core.meters import cost_text
 from flarechat.core.session.records import summary_line, timings_record
 from flarechat.core.turn import Rope, TurnState
 from flarechat.ui.control.presenting import meta_line, metrics_line
@@ -71,8 +73,12 @@ def test_status_bar_metadata_line_and_cli_summary_print_the_same_figures(
     summary = summary_line(state, model="@cf/meta/llama-3.3-70b")  # what the CLI prints
     assert status == f"llama-3.3-70b · {ttft_text} · {speed_text} · 12.40 neurons today"
     token_text = "" if estimated else f"12\N{RIGHTWARDS ARROW}{tokens} tokens · "
-    assert line == f"{ttft_text} · {speed_text} · {token_text}1.50 neurons"
-    assert summary == f"@cf/meta/llama-3.3-70b · {line}"
+    figures_part = f"{ttft_text} · {speed_text} · {token_text}1.50 neurons"
+    # No token counts came (estimated): the window adds the neurons' price, as the meters
+    # count it (issue 23 #7); the CLI prints no cost.
+    cost = f" · {cost_text(1.5 * USD_PER_NEURON)}" if estimated else ""
+    assert line == figures_part + cost
+    assert summary == f"@cf/meta/llama-3.3-70b · {figures_part}"
 
 
 def test_the_status_line_leaves_out_what_it_does_not_know() -> None:

@@ -13,15 +13,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import SignalInstance
-from PySide6.QtWidgets import QAbstractButton, QApplication, QTableWidgetItem, QWidget
+from PySide6.QtCore import QRect, QSize, SignalInstance
+from PySide6.QtWidgets import QAbstractButton, QApplication, QMessageBox, QTableWidgetItem, QWidget
 from shell_helpers import MODEL, TOKEN, ChatEnv, chat_env, slow_policy
+from window_helpers import until
 
 from flarechat.api.models import ModelInfo
+from flarechat.core.lab.compare import CompareRun
 from flarechat.core.lab.votes import Verdict, Vote, VoteBook
 from flarechat.emulator import EmulatorServer
 from flarechat.ui.lab.compare_controller import CompareController
-from flarechat.ui.lab.compare_view import CompareWindow
+from flarechat.ui.lab.compare_view import (
+    DISCARD_LABEL,
+    WINDOW_SIZE,
+    CompareWindow,
+    open_compare,
+    opening_geometry,
+)
 from flarechat.ui.lab.leaderboard_dialog import COLUMNS, LeaderboardDialog
 
 pytestmark = pytest.mark.asyncio
@@ -147,6 +155,10 @@ async def test_blind_vote_reveals_the_models_and_the_winner_continues_in_the_cha
         assert not window.vote_bar.isVisibleTo(window)
         await _idle(controller)
         assert not any(c.code_button.isEnabled() for c in window.columns)  # it names the model
+        for column in window.columns:  # cost and speed tell the models apart: not yet
+            footer = column.metrics.text()
+            assert "tokens" in footer
+            assert not any(figure in footer for figure in ("$", "TTFT", "tok/s", "neurons"))
         assert window.vote_bar.isVisibleTo(window)
         assert not any(c.continue_button.isEnabled() for c in window.columns)
         find_button(window.vote_bar, "B is better").click()
@@ -158,6 +170,7 @@ async def test_blind_vote_reveals_the_models_and_the_winner_continues_in_the_cha
         assert not window.vote_bar.isVisibleTo(window)
         assert window.columns[1].title.text().endswith(run.columns[1].model.rsplit("/", 1)[-1])
         assert "B is best" in window.note.text()
+        assert all("TTFT" in c.metrics.text() and "$" in c.metrics.text() for c in window.columns)
         winner = run.rounds[0].replies[1]
         continued = asyncio.ensure_future(_next(controller.continued))
         find_button(window.columns[1], "Continue with this one").click()
@@ -275,3 +288,137 @@ async def test_bad_rows_say_what_is_wrong_and_send_nothing(
         window.send()
         assert controller.run is None or not controller.run.rounds
         assert "Row 2" in window.note.text()
+
+
+REASONING_MODEL = "@cf/qwen/qwq-32b"
+
+
+def _run(controller: CompareController) -> CompareRun | None:
+    """Read through a call: mypy keeps ``controller.run`` narrowed across a click."""
+    return controller.run
+
+
+async def test_a_reasoning_models_column_shows_its_thinking_and_a_rendered_reply(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    async with _compare(emulator, tmp_path) as (_env, controller, window):
+        window.columns[1].picker.set_current(REASONING_MODEL)
+        thinking = asyncio.ensure_future(_next(controller.column_reasoning, lambda c, _t: c == 1))
+        _send(window, "Why do requests queue?")
+        await thinking
+        await _idle(controller)
+        view = window.columns[1].round_views()[-1]
+        assert view.reasoning.isVisibleTo(window)
+        assert 'The user wrote "Why do requests queue?"' in view.reasoning.text
+        shown = view.reply.plain_text()
+        assert "That is all there is to it." in shown
+        assert "## " not in shown
+        assert "```" not in shown
+        assert not window.columns[0].round_views()[-1].reasoning.isVisibleTo(window)
+
+
+def _widths(window: CompareWindow) -> list[int]:
+    return [column.width() for column in window.columns]
+
+
+async def test_columns_share_the_width_equally(emulator: EmulatorServer, tmp_path: Path) -> None:
+    async with _compare(emulator, tmp_path) as (_env, _controller, window):
+        window.count_box.setValue(3)
+        window.columns[0].picker.set_current(BUSY)  # the longest name: its header is widest
+        window.columns[1].preset_box.hide()
+        await until(lambda: all(c.isVisible() for c in window.columns), "three columns")
+        widths = _widths(window)
+        assert max(widths) - min(widths) <= 1, widths
+        window.resize(window.width() - 90, window.height())
+        await until(lambda: max(_widths(window)) - min(_widths(window)) <= 1, "equal widths")
+        window.count_box.setValue(2)
+        assert max(_widths(window)) - min(_widths(window)) <= 1, _widths(window)
+
+
+async def test_the_window_opens_no_larger_than_the_main_window_nor_the_screen(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    before = app.quitOnLastWindowClosed()
+    app.setQuitOnLastWindowClosed(False)  # as in the app: closing must not stop the loop
+    async with chat_env(emulator, tmp_path / "profile") as env:
+        main = QWidget()
+        main.resize(860, 560)  # smaller than the 1240 x 800 the window wants
+        main.show()
+        window = open_compare(main, env.chat, models=[ModelInfo(MODEL)])
+        try:
+            area = window.screen().availableGeometry()
+            main_frame, frame = main.frameGeometry(), window.frameGeometry()
+            assert frame.width() <= min(main_frame.width(), area.width())
+            assert frame.height() <= min(main_frame.height(), area.height())
+            assert area.contains(frame)
+            assert window.width() < WINDOW_SIZE[0]  # not its own wish of 1240 x 800
+        finally:
+            window.close()
+            await window.controller.shutdown()
+            main.close()
+            app.setQuitOnLastWindowClosed(before)
+
+
+async def test_the_opening_geometry_stays_inside_the_screen() -> None:
+    screen = QApplication.primaryScreen()
+    area = screen.availableGeometry()
+    huge = QRect(area.left() - 50, area.top() - 50, area.width() * 2, area.height() * 2)
+    rect = opening_geometry(QSize(*WINDOW_SIZE), over=huge, screen=screen)
+    assert area.contains(rect)
+    assert rect.size() == QSize(*WINDOW_SIZE).boundedTo(area.size())
+    small = QRect(area.left() + 10, area.top() + 10, 600, 400)
+    assert opening_geometry(QSize(*WINDOW_SIZE), over=small, screen=screen) == small
+
+
+async def test_new_compare_asks_before_clearing_a_finished_run(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    async with _compare(emulator, tmp_path) as (_env, controller, window):
+        assert window.new_compare() is None  # nothing run yet: nothing to lose, no question
+        _send(window, "Hello")
+        await _idle(controller)
+        box = window.new_compare()
+        assert box is not None
+        assert box.isVisible()
+        assert "not exported" in box.informativeText()
+        box.button(QMessageBox.StandardButton.Cancel).click()
+        assert controller.run is not None
+        assert controller.run.rounds  # kept
+        assert window.columns[0].rounds_shown == 1
+        box = window.new_compare()
+        assert box is not None
+        next(b for b in box.buttons() if b.text() == DISCARD_LABEL).click()
+        assert _run(controller) is None
+        assert all(c.rounds_shown == 0 for c in window.columns)
+
+
+async def test_new_compare_does_not_ask_once_the_run_was_exported(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    async with _compare(emulator, tmp_path) as (_env, controller, window):
+        _send(window, "Hello")
+        await _idle(controller)
+        exported = asyncio.ensure_future(_next(controller.exported))
+        controller.export(tmp_path / "run.json", "json")
+        await exported
+        assert window.new_compare() is None
+        assert _run(controller) is None
+
+
+async def test_new_compare_asks_while_a_blind_vote_is_open_even_when_exported(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    async with _compare(emulator, tmp_path) as (_env, controller, window):
+        window.blind_box.setChecked(True)
+        _send(window, "Hello")
+        await _idle(controller)
+        exported = asyncio.ensure_future(_next(controller.exported))
+        controller.export(tmp_path / "run.csv", "csv")
+        await exported
+        box = window.new_compare()
+        assert box is not None
+        assert "vote" in box.informativeText()
+        assert "not exported" not in box.informativeText()
+        box.button(QMessageBox.StandardButton.Cancel).click()

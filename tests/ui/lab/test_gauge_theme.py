@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from flarechat.core.meters import UsageTotal
+from flarechat.core.ledger import DayUsage
 from flarechat.ui.lab.gauges import AllocationGauge
 from flarechat.ui.shared.theme import apply_theme
 from support.widgets import shown
@@ -28,7 +28,7 @@ def test_the_gauges_groove_is_dark_in_the_dark_theme_and_light_in_the_light(
     qtbot: QtBot, themed_app: QApplication
 ) -> None:
     gauge = shown(qtbot, AllocationGauge(), size=(300, 30))
-    gauge.show_usage(UsageTotal(neurons=0, cost=0.0, replies=0, priced=0), now=NOW)
+    gauge.show_usage(DayUsage(neurons=0, cost=0.0, replies=0, priced=0), now=NOW)
     try:
         apply_theme(themed_app, "dark")
         qtbot.waitUntil(lambda: _groove_lightness(gauge) < DARK_BELOW)

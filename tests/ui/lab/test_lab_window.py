@@ -25,7 +25,8 @@ from flarechat.core.conversation import Attachment
 from flarechat.core.lab.library import LabLibrary
 from flarechat.core.lab.presets import Preset
 from flarechat.core.lab.storage import LAB_FILENAME, LabStore
-from flarechat.core.meters import ContextLevel, GaugeLevel, UsageTotal
+from flarechat.core.ledger import DayUsage
+from flarechat.core.meters import ContextLevel, GaugeLevel
 from flarechat.core.request_code import CodeKind
 from flarechat.emulator import EmulatorServer
 from flarechat.ui.lab.code_dialog import TAB_LABELS
@@ -87,14 +88,18 @@ async def test_the_preset_menu_and_manage_dialog(emulator: EmulatorServer, tmp_p
         assert texts[0] == "First"
         assert "Save current settings as preset\N{HORIZONTAL ELLIPSIS}" in texts
         dialog = bar.open_presets()
-        dialog.buttons["duplicate"].click()
-        dialog.buttons["default"].click()
+        page = dialog.pages["presets"]
+        assert dialog.tabs.currentWidget() is page
+        page.buttons["duplicate"].click()
+        page.list.setCurrentRow(0)
+        page.buttons["default"].click()
         assert [p.name for p in hooks.lab.presets()] == ["First", "First (copy)"]
-        assert dialog.list.item(0).text().endswith("default for new chats")
-        dialog.list.setCurrentRow(1)
-        dialog.buttons["delete"].click()
+        assert page.list.item(0).text().endswith("default for new chats")
+        page.list.setCurrentRow(1)
+        confirm = page.ask_delete()
+        assert confirm is not None
+        next(b for b in confirm.buttons() if b.text() == "Delete").click()
         assert [p.name for p in hooks.lab.presets()] == ["First"]
-        assert "Parameters" in dialog.details.text()
         dialog.close()
         await hooks.lab.drain()
 
@@ -182,13 +187,13 @@ async def test_gauge_colours_and_reset_tooltip(emulator: EmulatorServer, tmp_pat
     async with window(emulator, tmp_path) as (_env, main, _seen):
         gauge = main.lab_hooks.gauge
         now = datetime(2025, 3, 1, 22, 0, tzinfo=UTC)
-        gauge.show_usage(UsageTotal(neurons=8_100, cost=0.0123, replies=3, priced=3), now=now)
+        gauge.show_usage(DayUsage(neurons=8_100, cost=0.0123, replies=3, priced=3), now=now)
         assert _gauge_level(gauge) is GaugeLevel.AMBER
         assert current_palette().banner_warning_border in gauge.bar.styleSheet()
         assert "(00:00 UTC)" in gauge.toolTip()
         assert "not counted" in gauge.toolTip()
         assert "81% of free neurons today" in gauge.label.text()
-        gauge.show_usage(UsageTotal(neurons=9_600), now=now)
+        gauge.show_usage(DayUsage(neurons=9_600), now=now)
         assert _gauge_level(gauge) is GaugeLevel.RED
         assert current_palette().danger in gauge.bar.styleSheet()
 

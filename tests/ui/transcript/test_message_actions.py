@@ -175,3 +175,18 @@ def test_accessible_names_are_unchanged_while_hidden(window: Window) -> None:
         "Copy message",
         "Edit and resend",
     }
+
+
+def test_the_max_tokens_note_shows_the_hint_it_is_given(qtbot: QtBot) -> None:
+    from flarechat.ui.transcript.message_parts import ContinueRow
+
+    hint = "Stopped at the 7-token limit set in this chat's Conversation settings: raise it there."
+    data = MessageData(
+        id="a1", role="assistant", content="Cut", finish_reason="length", continue_hint=hint
+    )
+    view = shown(qtbot, MessageView(data), size=(720, 240))
+    row = view.findChild(ContinueRow, "continueRow")
+    assert row is not None
+    assert row.isVisible()
+    assert row.hint.text() == hint
+    assert "go on with this reply" in row.button.toolTip()

@@ -36,7 +36,8 @@ NOT_AT_FIRST_PAINT = (
     "flarechat.ui.lab.compare_view",
     "flarechat.ui.lab.leaderboard_dialog",
     "flarechat.ui.lab.code_dialog",
-    "flarechat.ui.lab.presets_dialog",
+    "flarechat.ui.lab.library_dialog",
+    "flarechat.ui.lab.item_editors",
     "flarechat.core.lab.request_view",
     "flarechat.core.request_code",
     # the lab's items and file, read with the chat engine after the paint (LabController.start);
@@ -47,6 +48,7 @@ NOT_AT_FIRST_PAINT = (
     "flarechat.core.lab.templates",
     "flarechat.core.lab.documents",
     "flarechat.core.lab.exchange",
+    "flarechat.core.lab.migrations",
     "flarechat.core.lab.storage",
     # dialogs and pop-ups the first frame does not show: their classes' enums cost start-up
     "flarechat.ui.window.window_dialogs",

@@ -19,8 +19,11 @@ Keys = QKeySequence.StandardKey
 
 
 def _menus(main: MainWindow) -> dict[str, QMenu]:
+    """The menus the menu bar shows (Simulate is there in demo mode only)."""
     menus = {}
     for action in main.menuBar().actions():
+        if not action.isVisible():
+            continue
         menu = action.menu()
         assert isinstance(menu, QMenu)
         menus[action.text().replace("&", "")] = menu

@@ -94,6 +94,8 @@ def test_parse_a_realistic_item() -> None:
             ],
             {"price_input_per_m": 0.27},
         ),
+        ([{"property_id": "async_queue", "value": "true"}], {"batch": True}),
+        ([{"property_id": "async_queue", "value": False}], {"batch": False}),
         ([{"property_id": "price", "value": {"odd": "shape"}}], {}),
         ([{"property_id": 7, "value": "x"}, "junk", None], {}),
     ],

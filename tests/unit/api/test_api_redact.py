@@ -25,7 +25,7 @@ from api_helpers import (
 from conftest import ClientFactory, ServerFactory
 from flarechat.api import redact
 from flarechat.api._errors_map import DETAIL_LIMIT, classify
-from flarechat.api._redact import REDACTED, secret_variants
+from flarechat.api._redact import REDACTED, StreamRedactor, redact_value, secret_variants
 from flarechat.api.config import Route, Secret
 from flarechat.api.errors import BadRequest, ConnectionFailed, WorkersAIError
 from support.hostile import HostileServer, http_head
@@ -234,3 +234,25 @@ async def test_verbose_logs_never_show_an_echoed_token_in_response_headers(
     assert "x-echo-0" in caplog.text
     for form, value in _encodings(token).items():
         assert value not in caplog.text, form
+
+
+@pytest.mark.parametrize("cut", range(1, len(TOKEN)))
+def test_a_token_split_across_stream_pieces_is_redacted(cut: int) -> None:
+    stream = StreamRedactor([TOKEN])
+    pieces = ["say ", TOKEN[:cut], TOKEN[cut:], " now"]
+    shown = "".join(stream.feed(piece) for piece in pieces) + stream.flush()
+    assert shown == f"say {REDACTED} now"
+
+
+def test_stream_redaction_holds_nothing_back_from_text_that_ends_like_no_token() -> None:
+    stream = StreamRedactor([TOKEN])
+    assert stream.feed("Hello, world. ") == "Hello, world. "
+    assert stream.flush() == ""
+
+
+def test_redact_value_redacts_every_string_of_a_parsed_body() -> None:
+    body = {"result": [{"name": f"m-{TOKEN}", TOKEN: [1, f"Bearer {TOKEN}"]}], "n": 3}
+    assert redact_value(body, [TOKEN]) == {
+        "result": [{"name": f"m-{REDACTED}", REDACTED: [1, f"Bearer {REDACTED}"]}],
+        "n": 3,
+    }

@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 
 from flarechat.api import retry
+from flarechat.api._transport import stalled
 from flarechat.api.errors import (
     APIStatusError,
     AuthenticationFailed,
     BadRequest,
+    BodyCutOff,
     CapacityExceeded,
     ConnectionFailed,
     DailyAllocationExhausted,
@@ -37,6 +39,7 @@ RETRIED = [
     UpstreamTimeout,
     ServerError,
     ConnectionFailed,
+    BodyCutOff,
     RequestTimedOut,
     StreamInterrupted,
 ]
@@ -122,6 +125,7 @@ KINDS: dict[type[WorkersAIError], str] = {
     ServerError: "server",
     BadRequest: "bad_request",
     ConnectionFailed: "network",
+    BodyCutOff: "network",
     TLSFailed: "tls",
     RequestTimedOut: "timeout",
     StreamInterrupted: "interrupted",
@@ -212,3 +216,13 @@ def test_defaults_match_the_contract() -> None:
         30.0,
         60.0,
     )
+
+
+def test_an_idle_stall_after_the_request_was_accepted_is_retried_once() -> None:
+    # Issue 25 item 16: each attempt waits a whole idle period; four took about four minutes.
+    error = stalled(idle=True, received=False, seconds=60.0)
+    policy = RetryPolicy(base_delay=0.0, max_delay=0.0)
+    assert policy.next_delay(error, attempt=1, received_tokens=False) == 0.0
+    assert policy.next_delay(error, attempt=2, received_tokens=False) is None
+    other = RequestTimedOut("timed out")  # a plain timeout keeps the policy's own budget
+    assert policy.next_delay(other, attempt=3, received_tokens=False) == 0.0

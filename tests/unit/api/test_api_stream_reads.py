@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -24,6 +24,9 @@ from flarechat.api.events import (
     ToolCallDelta,
     UsageReport,
 )
+
+if TYPE_CHECKING:
+    from flarechat.emulator.server import EmulatorServer
 
 TOKENS = 200
 
@@ -188,3 +191,22 @@ async def test_a_reply_dropped_early_closes_its_body_and_leaves_no_task(
                 break
     assert WatchedStream.closed
     assert asyncio.all_tasks() == before
+
+
+@pytest.mark.asyncio
+async def test_a_finished_stream_gives_its_connection_back_to_the_pool(
+    emulator: EmulatorServer,
+) -> None:
+    """One pooled connection serves reply after reply: a reply's connection is not kept busy
+    once its last event came (else the 101st reply of a session waited for a free one)."""
+    from api_helpers import emu_conn, short_chat
+
+    from flarechat.api.client import WorkersAIClient
+
+    one = httpx.AsyncHTTPTransport(limits=httpx.Limits(max_connections=1))
+    conn = emu_conn(emulator)
+    async with WorkersAIClient(transport=one) as client:
+        for _ in range(3):  # a connection kept busy would make the second wait, then fail
+            async with aclosing(client.stream_reply(conn, short_chat())) as events:
+                kinds = [type(event).__name__ async for event in events]
+            assert kinds[-1] == "Finished"

@@ -58,3 +58,23 @@ def test_reasoning_streams_before_the_close_tag_arrives() -> None:
     first = splitter.feed("<think>partial thoughts</")
     assert first == [ReasoningDelta("partial thoughts")]
     assert splitter.feed("think>answer") == [TextDelta("answer")]
+
+
+@pytest.mark.parametrize(
+    ("pieces", "unclosed"),
+    [
+        (["<think>a"], True),
+        (["<thi", "nk>a </thi"], True),
+        (["<think>a</think>b"], False),
+        (["no think at all"], False),
+        (["x <think>later"], False),
+    ],
+)
+def test_unclosed_says_whether_a_think_block_is_still_open(
+    pieces: list[str], unclosed: bool
+) -> None:
+    splitter = ThinkSplitter()
+    for piece in pieces:
+        splitter.feed(piece)
+    splitter.flush()
+    assert splitter.unclosed is unclosed

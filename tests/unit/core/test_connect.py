@@ -253,5 +253,32 @@ async def test_a_corrupt_settings_file_is_mentioned_when_setup_is_missing(tmp_pa
         await load_profile(
             settings_store=SettingsStore(path), secret_store=MemorySecretStore(), env={}
         )
-    assert len(raised.value.problems) >= 3  # account, token, and the file that was set aside
-    assert any("settings" in problem.lower() for problem in raised.value.problems[2:])
+    # Nothing is set up (the caller says so once), and the file that was set aside is named.
+    assert raised.value.unset
+    assert any("settings" in problem.lower() for problem in raised.value.problems)
+
+
+@pytest.mark.asyncio
+async def test_a_too_short_stored_gateway_token_is_its_own_problem_not_missing_credentials(
+    tmp_path: Path,
+) -> None:
+    store = saved_settings(tmp_path, route="gateway-url", gateway_id="authgw")
+    keychain = MemorySecretStore({GATEWAY_TOKEN_NAME: "short"})
+    env = {"CLOUDFLARE_ACCOUNT_ID": ACCOUNT, "CLOUDFLARE_API_TOKEN": TOKEN}
+    with pytest.raises(ConfigurationError) as raised:
+        await load_profile(settings_store=store, secret_store=keychain, env=env)
+    assert not raised.value.incomplete
+    assert not raised.value.unset
+    [problem] = raised.value.problems
+    assert "gateway token" in problem
+
+
+@pytest.mark.asyncio
+async def test_nothing_set_up_is_one_unset_error_not_a_problem_per_field(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError) as raised:
+        await load_profile(
+            settings_store=saved_settings(tmp_path), secret_store=MemorySecretStore(), env={}
+        )
+    assert raised.value.unset
+    assert raised.value.incomplete
+    assert raised.value.problems == ["The connection settings are incomplete."]

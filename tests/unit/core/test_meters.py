@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from flarechat.api.models import ModelInfo
-from flarechat.core import meters
+from flarechat.core import ledger, meters
 from flarechat.core.conversation import (
     ROLE_ASSISTANT,
     ROLE_USER,
@@ -132,7 +132,7 @@ def test_the_day_boundary_splits_usage_and_cost_across_restarts(tmp_path: Path) 
     with ChatStore(path) as store:  # a restart: counted from what was stored
         assert store.neurons_today(now=midnight - 0.5) == 5.0
         assert store.neurons_today(now=midnight + 3600) == 7.0
-        day = meters.total_usage(store.replies_today(now=midnight + 3600), PRICES)
+        day = ledger.day_usage(store.replies_today(now=midnight + 3600), PRICES, demo=False)
     assert day.neurons == 7.0
     assert day.cost == pytest.approx((1000 * 0.5 + 1000 * 2.0) / 1_000_000)
 

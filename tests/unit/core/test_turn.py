@@ -510,6 +510,31 @@ def test_tool_call_fragments_accumulate_per_index_and_finished_calls_win() -> No
     assert noted.note == "JSON mode does not stream."
 
 
+def test_a_tool_call_fragment_adds_to_the_log_it_shares_and_copies_no_earlier_call() -> None:
+    """Issue 25 item 6: 10,000 calls were quadratic (each fragment copied and searched every
+    draft). A fragment now appends to the fragment log the state before shares."""
+    from flarechat.api.events import ToolCallDelta
+
+    state = TurnState()
+    for index in range(10_000):
+        state = fold(state, ToolCallDelta(index, id=f"c{index}", name="f"), now=1.0)
+        state = fold(state, ToolCallDelta(index, arguments=f'{{"n": {index}}}'), now=1.0)
+    before = state
+    after = fold(before, ToolCallDelta(10_000, id="last", name="g", arguments="{}"))
+    assert after.tool_drafts._shared is before.tool_drafts._shared  # appended, not copied
+    assert (len(before.tool_drafts), len(after.tool_drafts)) == (20_000, 20_001)
+    calls = after.calls
+    assert len(calls) == 10_001
+    assert (calls[0].id, calls[0].arguments) == ("c0", {"n": 0})
+    assert (calls[9_999].id, calls[9_999].arguments) == ("c9999", {"n": 9_999})
+    assert (calls[-1].id, calls[-1].name) == ("last", "g")
+    fork = fold(before, ToolCallDelta(0, arguments="x"))  # an older state grown again
+    assert len(fork.calls) == 10_000
+    assert fork.calls[0].arguments_json == '{"n": 0}x'
+    assert after.calls[0].arguments_json == '{"n": 0}'  # the newer one is untouched
+    assert len(before.calls) == 10_000
+
+
 def test_id_less_streamed_calls_get_the_legacy_numbered_ids() -> None:
     from flarechat.api.events import ToolCallDelta
 

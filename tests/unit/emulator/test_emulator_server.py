@@ -145,3 +145,17 @@ def test_python_dash_m_refuses_a_public_host() -> None:
     done = subprocess.run(command, capture_output=True, text=True, timeout=PATIENCE * 3)
     assert done.returncode == 2
     assert "loopback" in done.stderr
+
+
+def test_the_listening_socket_is_tcp_so_replies_go_out_without_nagle() -> None:
+    """asyncio sets TCP_NODELAY on accepted sockets only when the listening socket's proto is
+    TCP; with proto 0 a kept-alive connection's reply waited ~40 ms (Nagle + delayed ACK)."""
+    import socket
+
+    with EmulatorServer() as server:
+        listening = server._socket
+        assert listening is not None
+        assert listening.proto == socket.IPPROTO_TCP
+        with socket.create_connection(("127.0.0.1", server.port)) as client:
+            client.sendall(b"GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            assert client.recv(12).startswith(b"HTTP/1.1")

@@ -112,6 +112,26 @@ def test_max_tokens_cuts_a_legacy_stream_with_length(
     assert plain["response"] == _legacy_text(events)
 
 
+def test_a_reply_cut_at_max_tokens_goes_on_from_an_assistant_prefill(
+    emulator: EmulatorServer, http: httpx.Client
+) -> None:
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        return dict(http.post(run_url(emulator, LLAMA), json=body).json()["result"])
+
+    whole = answer(ask("hi", max_tokens=20))["response"]
+    cut = answer(ask("hi", max_tokens=8))
+    assert cut["finish_reason"] == "length"
+    prefill = {"role": "assistant", "content": cut["response"]}
+    body = ask("hi", max_tokens=12)
+    rest = answer({**body, "messages": [*body["messages"], prefill]})
+    assert cut["response"] + rest["response"] == whole  # the answer a larger limit gives
+    # Told in words after the cut reply, the model goes on from it too.
+    asked = {"role": "user", "content": "Continue exactly where you stopped."}
+    told = answer({**body, "messages": [*body["messages"], prefill, asked]})
+    assert told["response"] == rest["response"]
+    assert told["usage"]["prompt_tokens"] > rest["usage"]["prompt_tokens"]
+
+
 def test_default_max_tokens_is_256(emulator: EmulatorServer, http: httpx.Client) -> None:
     long = http.post(run_url(emulator, LLAMA), json=ask("Give me a long answer")).json()["result"]
     assert long["usage"]["completion_tokens"] == 256

@@ -134,8 +134,28 @@ class ColumnMetrics:
     cache_status: str | None = None
     finish_reason: str | None = None
 
-    def lines(self) -> list[str]:
-        """The figures as short lines for a column's footer ("TTFT 420 ms", "≈ $0.000120")."""
+    def lines(self, *, blind: bool = False) -> list[str]:
+        """The figures as short lines for a column's footer ("TTFT 420 ms", "≈ $0.000120").
+
+        ``blind``: without those that tell models apart at a glance (cost and neurons follow
+        the model's price, the queue, TTFT and speed its size): a blind vote judges the reply.
+        """
+        parts: list[str] = []
+        if not blind:
+            parts += self._speed_lines()
+        tokens = figures.tokens_text(prompt=self.prompt_tokens, completion=self.completion_tokens)
+        parts += [tokens] if tokens else []
+        if self.neurons is not None and not blind:
+            parts.append(figures.neurons_text(self.neurons))
+        if self.cost_usd is not None and not blind:
+            parts.append(f"{meters.cost_text(self.cost_usd)} (estimate)")
+        if self.cache_status:
+            parts.append(f"cache {self.cache_status}")
+        if self.finish_reason:
+            parts.append(f"finish: {self.finish_reason}")
+        return parts
+
+    def _speed_lines(self) -> list[str]:
         parts: list[str] = []
         if self.queue_wait is not None:
             parts.append(f"queue {figures.format_duration(self.queue_wait)}")
@@ -144,16 +164,6 @@ class ColumnMetrics:
         if self.tokens_per_second is not None:
             speed = self.tokens_per_second
             parts.append(figures.speed_text(speed, estimated=self.tokens_estimated))
-        tokens = figures.tokens_text(prompt=self.prompt_tokens, completion=self.completion_tokens)
-        parts += [tokens] if tokens else []
-        if self.neurons is not None:
-            parts.append(figures.neurons_text(self.neurons))
-        if self.cost_usd is not None:
-            parts.append(f"{meters.cost_text(self.cost_usd)} (estimate)")
-        if self.cache_status:
-            parts.append(f"cache {self.cache_status}")
-        if self.finish_reason:
-            parts.append(f"finish: {self.finish_reason}")
         return parts
 
 

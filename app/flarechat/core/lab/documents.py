@@ -7,7 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from flarechat.core.lab.kinds import PRESETS, PROMPTS, TEMPLATES
 from flarechat.core.lab.library import LabLibrary, Shelf
+from flarechat.core.lab.migrations import AUTO_NAME
 from flarechat.core.lab.presets import Preset, checked_effort, checked_gateway, checked_params
 from flarechat.core.lab.prompt_library import SavedPrompt
 from flarechat.core.lab.templates import Template
@@ -24,7 +26,7 @@ __all__ = [
     "template_from_doc",
 ]
 
-PRESETS, PROMPTS, TEMPLATES, DEFAULT = "presets", "prompts", "templates", "default_preset"
+DEFAULT = "default_preset"
 
 
 class _Unreadable(ValueError):
@@ -36,6 +38,10 @@ def _text(doc: Mapping[str, Any], name: str, *, required: bool = True) -> str:
     if not isinstance(value, str) or (required and not value.strip()):
         raise _Unreadable(f"it has no {name}")
     return value
+
+
+def _flag(doc: Mapping[str, Any], name: str) -> bool:
+    return doc.get(name) is True  # anything but a JSON true: the user's name, kept as it is
 
 
 def _mapping(doc: Mapping[str, Any], name: str) -> Mapping[str, Any]:
@@ -58,6 +64,7 @@ def preset_doc(preset: Preset) -> dict[str, Any]:
         "system_prompt": preset.system_prompt,
         "reasoning_effort": preset.reasoning_effort,
         "gateway": scrub(dict(preset.gateway)) if preset.gateway is not None else None,
+        AUTO_NAME: preset.auto_name,
     }
 
 
@@ -73,15 +80,21 @@ def preset_from_doc(doc: Mapping[str, Any], problems: list[str]) -> Preset:
         system_prompt=_text(doc, "system_prompt", required=False),
         reasoning_effort=checked_effort(doc.get("reasoning_effort")),
         gateway=checked_gateway(gateway, problems) if gateway is not None else None,
+        auto_name=_flag(doc, AUTO_NAME),
     )
 
 
 def prompt_doc(prompt: SavedPrompt) -> dict[str, Any]:
-    return {"id": prompt.id, "name": prompt.name, "text": prompt.text}
+    return {"id": prompt.id, "name": prompt.name, "text": prompt.text, AUTO_NAME: prompt.auto_name}
 
 
 def prompt_from_doc(doc: Mapping[str, Any], _problems: list[str]) -> SavedPrompt:
-    return SavedPrompt(id=_text(doc, "id"), name=_text(doc, "name"), text=_text(doc, "text"))
+    return SavedPrompt(
+        id=_text(doc, "id"),
+        name=_text(doc, "name"),
+        text=_text(doc, "text"),
+        auto_name=_flag(doc, AUTO_NAME),
+    )
 
 
 def template_doc(template: Template) -> dict[str, Any]:
@@ -90,13 +103,18 @@ def template_doc(template: Template) -> dict[str, Any]:
         "name": template.name,
         "text": template.text,
         "values": dict(template.values),
+        AUTO_NAME: template.auto_name,
     }
 
 
 def template_from_doc(doc: Mapping[str, Any], _problems: list[str]) -> Template:
     values = {str(k): v for k, v in _mapping(doc, "values").items() if isinstance(v, str)}
     return Template(
-        id=_text(doc, "id"), name=_text(doc, "name"), text=_text(doc, "text"), values=values
+        id=_text(doc, "id"),
+        name=_text(doc, "name"),
+        text=_text(doc, "text"),
+        values=values,
+        auto_name=_flag(doc, AUTO_NAME),
     )
 
 

@@ -10,9 +10,11 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from flarechat.core.conversation import new_id
-from flarechat.core.lab.documents import DEFAULT, PRESETS, PROMPTS, TEMPLATES, read_items
+from flarechat.core.lab.documents import DEFAULT, read_items
 from flarechat.core.lab.documents import library_to_doc as _library_to_doc
+from flarechat.core.lab.kinds import PRESETS, PROMPTS, TEMPLATES
 from flarechat.core.lab.library import LabLibrary, Shelf
+from flarechat.core.lab.migrations import LAB_DOC_VERSION, migrate
 
 __all__ = [
     "EXPORT_KEY",
@@ -28,11 +30,11 @@ __all__ = [
 #: The key of the lab's section in ``core.export.export_all``'s document.
 EXPORT_KEY = "lab"
 LAB_FORMAT = "flarechat.lab"
-LAB_VERSION = 1
+LAB_VERSION = LAB_DOC_VERSION
 IMPORTED_SUFFIX = " (imported)"
 #: What must be equal for an imported item to be "the same" as the one here (not its name:
 #: a renamed preset is still the same preset).
-_CONTENT_IGNORES = frozenset({"name", "values"})
+_CONTENT_IGNORES = frozenset({"name", "values", "auto_name"})
 
 
 @dataclass(slots=True)
@@ -99,9 +101,13 @@ def import_lab(library: LabLibrary, data: Any) -> LabImportReport:
     if section is None:
         return report
     version = section.get("version", LAB_VERSION)
-    if not isinstance(version, int) or version > LAB_VERSION:
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        report.problems.append("The presets and templates have no valid version; not imported.")
+        return report
+    if version > LAB_VERSION:
         report.problems.append("The presets and templates come from a newer Flarechat.")
         return report
+    section = migrate(dict(section), version).doc
     shelves: dict[str, Shelf[Any]] = {
         PRESETS: library.presets,
         PROMPTS: library.prompts,

@@ -1,19 +1,23 @@
 """The lab's library: presets, saved system prompts and templates on named shelves, and which
-preset new chats start from. Plain data; ``core.lab.storage`` reads and writes it."""
+preset new chats start from. Plain data; ``core.lab.storage`` reads and writes it.
+
+Every item has a name, unique on its shelf. One the user did not give (``auto_name``) is made
+from the item itself (``derived_name``) and follows it when it is edited, so a name never
+describes content the item no longer has; renaming makes it the user's."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from flarechat.core.conversation import new_id
 from flarechat.core.lab.presets import Preset
-from flarechat.core.lab.prompt_library import SavedPrompt
+from flarechat.core.lab.prompt_library import SavedPrompt, prompt_title
 from flarechat.core.lab.templates import Template
 
-__all__ = ["COPY_SUFFIX", "LabLibrary", "Named", "Shelf", "unique_name"]
+__all__ = ["COPY_SUFFIX", "LabLibrary", "Named", "Shelf", "derived_name", "unique_name"]
 
 COPY_SUFFIX = " (copy)"
 
@@ -26,6 +30,14 @@ class Named(Protocol):
 
 
 T = TypeVar("T", Preset, SavedPrompt, Template)
+
+
+def derived_name(item: Preset | SavedPrompt | Template) -> str:
+    """The name an item gets when the user gives none: a preset's model (its short name), a
+    prompt's or template's first words."""
+    if isinstance(item, Preset):
+        return item.model.rsplit("/", 1)[-1]
+    return prompt_title(item.text)
 
 
 def unique_name(name: str, taken: set[str]) -> str:
@@ -78,10 +90,27 @@ class Shelf(Generic[T]):
         return item
 
     def rename(self, item_id: str, name: str) -> T | None:
+        """Give the item the user's name (it no longer follows the item's content)."""
+        return self.edit(item_id, name=name)
+
+    def edit(self, item_id: str, **changes: Any) -> T | None:
+        """Change the item's fields (``text=``, ``model=``, ``name=``…); None if it is gone.
+
+        A name given here is the user's; an item named automatically is named again from
+        what it now holds.
+        """
         item = self._items.get(item_id)
-        return None if item is None else self.put(dataclasses.replace(item, name=name))
+        if item is None:
+            return None
+        if "name" in changes:
+            changes.setdefault("auto_name", False)
+        edited = dataclasses.replace(item, **changes)
+        if edited.auto_name:
+            edited = dataclasses.replace(edited, name=derived_name(edited))
+        return self.put(edited)
 
     def duplicate(self, item_id: str) -> T | None:
+        """A copy under a new id, named "… (copy)" (an automatic name stays automatic)."""
         item = self._items.get(item_id)
         if item is None:
             return None

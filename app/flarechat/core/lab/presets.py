@@ -53,7 +53,8 @@ GATEWAY_FIELDS = tuple(_GATEWAY_CHECKS)
 @dataclass(frozen=True, slots=True)
 class Preset:
     """A named bundle. ``params`` are a conversation's sampling parameters (only those set);
-    ``gateway`` holds GATEWAY_FIELDS values, or None to leave the profile's options alone."""
+    ``gateway`` holds GATEWAY_FIELDS values, or None to leave the profile's options alone;
+    ``auto_name``: named after its model (and renamed with it) until the user names it."""
 
     id: str
     name: str
@@ -62,6 +63,7 @@ class Preset:
     system_prompt: str = ""
     reasoning_effort: str | None = None
     gateway: Mapping[str, Any] | None = None
+    auto_name: bool = False
 
 
 class PresetTarget(Protocol):

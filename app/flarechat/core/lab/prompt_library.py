@@ -13,9 +13,13 @@ _ELLIPSIS = "\N{HORIZONTAL ELLIPSIS}"
 
 @dataclass(frozen=True, slots=True)
 class SavedPrompt:
+    """A saved system prompt; ``auto_name``: its name is made from its first words (and
+    follows its text when that is edited) until the user names it."""
+
     id: str
     name: str
     text: str
+    auto_name: bool = False
 
 
 def prompt_title(text: str) -> str:

@@ -1,5 +1,7 @@
-"""View as code: the request a sent reply was made with, rebuilt from its stored record and
-its conversation's history, as curl, Python, the openai SDK and a Workers binding call.
+"""View as code: the request a sent reply was made with, as curl, Python, the openai SDK and
+a Workers binding call. It is the request its record gives back over its conversation's
+history (``records.request_from_record``, the inverse of the record the session wrote when it
+sent it), never a request rebuilt here from some of its fields.
 
 ``request_code_for(tree, message_id, conn=…)`` is the one entry point: the window's dialog and
 a compare column both call it. The record supplies the model, route, endpoint, parameters,
@@ -15,18 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flarechat.api._redact import connection_secrets, secret_variants
-from flarechat.api.config import (
-    ChatRequest,
-    Connection,
-    Endpoint,
-    GatewayOptions,
-    Route,
-    SamplingParams,
-    Secret,
-)
-from flarechat.core.connect import build_request
+from flarechat.api.config import ChatRequest, Connection, Endpoint, Route, Secret
 from flarechat.core.conversation import ROLE_ASSISTANT, ConversationTree
 from flarechat.core.request_code import CodeKind, render, request_spec
+from flarechat.core.session.continuing import continued_history, request_note
+from flarechat.core.session.records import request_from_record
 
 __all__ = [
     "ACCOUNT_PLACEHOLDER",
@@ -39,8 +34,6 @@ __all__ = [
 
 #: The account in printed code when no account is set up (the user pastes theirs).
 ACCOUNT_PLACEHOLDER = "YOUR_ACCOUNT_ID"
-_SAMPLING = {f.name for f in dataclasses.fields(SamplingParams)}
-_GATEWAY = {f.name for f in dataclasses.fields(GatewayOptions)}
 
 
 class NoRequestRecord(ValueError):
@@ -55,6 +48,8 @@ class RequestCode:
     model: str
     forms: Mapping[CodeKind, str] = field(default_factory=dict)
     problems: Mapping[CodeKind, str] = field(default_factory=dict)
+    #: what to know about the request shown (a Continue's: the last of the reply's requests)
+    note: str = ""
 
 
 def _record(tree: ConversationTree, message_id: str) -> Mapping[str, Any]:
@@ -90,36 +85,29 @@ def connection_of(record: Mapping[str, Any], conn: Connection | None) -> Connect
     )
 
 
-def _gateway(record: Mapping[str, Any]) -> GatewayOptions:
-    raw = record.get("gateway")
-    values = {k: v for k, v in raw.items() if k in _GATEWAY} if isinstance(raw, Mapping) else {}
-    try:
-        return GatewayOptions(**values)
-    except TypeError:
-        return GatewayOptions()
-
-
-def _params(record: Mapping[str, Any]) -> SamplingParams:
-    raw = record.get("params")
-    values = {k: v for k, v in raw.items() if k in _SAMPLING} if isinstance(raw, Mapping) else {}
-    return SamplingParams(**values)
-
-
 def request_of(tree: ConversationTree, message_id: str) -> ChatRequest:
     """The request that produced reply ``message_id``: its record over its history."""
     record = _record(tree, message_id)
     message = tree.get(message_id)
-    history = tree.path_to(message.parent_id) if message.parent_id else []
-    request = build_request(
-        model=str(record.get("model") or message.model or ""),
-        history=history,
-        system_prompt=str(record.get("system_prompt") or ""),
-        params=_params(record),
-        reject_if_busy=bool(record.get("reject_if_busy")),
-        gateway=_gateway(record),
-        session_id=record.get("session_id") if isinstance(record.get("session_id"), str) else None,
-    )
-    return dataclasses.replace(request, stream=record.get("stream") is not False)
+    path = tree.path_to(message.parent_id) if message.parent_id else []
+    history = continued_history(path, record, message)  # a Continue's prefill (and words)
+    if not record.get("model") and message.model:
+        record = {**record, "model": message.model}
+    try:
+        request = request_from_record(record, history)
+    except ValueError as error:
+        problems = getattr(error, "problems", None) or [str(error)]
+        raise NoRequestRecord(
+            "This reply's stored request cannot be read: " + " ".join(problems)
+        ) from error
+    count = record.get("message_count")
+    if isinstance(count, int) and count != len(request.messages):
+        # Never show a request that was not sent: the messages before it are not those it had.
+        raise NoRequestRecord(
+            "The messages before this reply changed after it was sent, so its exact request "
+            "cannot be shown."
+        )
+    return request
 
 
 def _check_no_secret(text: str, conn: Connection | None) -> None:
@@ -137,11 +125,14 @@ def request_code_for(
     when no account is set up (the code then names ``ACCOUNT_PLACEHOLDER``).
     """
     request = request_of(tree, message_id)
+    record = _record(tree, message_id)
+    note = request_note(record)
     try:
-        spec = request_spec(connection_of(_record(tree, message_id), conn), request)
+        spec = request_spec(connection_of(record, conn), request)
     except ValueError as error:
         problem = str(error)
-        return RequestCode(message_id, request.model, problems=dict.fromkeys(CodeKind, problem))
+        unmade = dict.fromkeys(CodeKind, problem)
+        return RequestCode(message_id, request.model, problems=unmade, note=note)
     forms: dict[CodeKind, str] = {}
     problems: dict[CodeKind, str] = {}
     for kind in CodeKind:
@@ -151,4 +142,4 @@ def request_code_for(
             problems[kind] = str(error)
         else:
             _check_no_secret(forms[kind], conn)
-    return RequestCode(message_id, request.model, forms, problems)
+    return RequestCode(message_id, request.model, forms, problems, note)

@@ -27,12 +27,14 @@ _CELL_JOIN = ","
 
 @dataclass(frozen=True, slots=True)
 class Template:
-    """A saved template; ``values`` are the last values filled in, remembered per template."""
+    """A saved template; ``values`` are the last values filled in, remembered per template;
+    ``auto_name`` as a SavedPrompt's."""
 
     id: str
     name: str
     text: str
     values: Mapping[str, str] = field(default_factory=dict)
+    auto_name: bool = False
 
 
 @dataclass(frozen=True, slots=True)

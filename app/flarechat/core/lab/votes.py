@@ -22,7 +22,8 @@ from typing import Any
 
 from flarechat.core.conversation import new_id
 from flarechat.core.lab.leaderboard import TIE, Game
-from flarechat.paths import atomic_write_text, data_dir, free_sibling
+from flarechat.paths import data_dir
+from flarechat.versioned_file import VersionedJsonFile, parse_json
 
 __all__ = [
     "VOTES_FILE",
@@ -117,41 +118,56 @@ def _vote_from(item: object) -> Vote:
     if not isinstance(item, dict):
         raise VotesFormatError("A vote is not an object.")
     models, winner = item.get("models"), item.get("winner")
+    conversation_id, message_ids = item.get("conversation_id"), item.get("message_ids") or []
     try:
         if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
             raise ValueError("its models are not a list of names")
         if winner is not None and (not isinstance(winner, int) or isinstance(winner, bool)):
             raise ValueError("its winner is not a column number")
-        at = item.get("at")
+        if conversation_id is not None and not isinstance(conversation_id, str):
+            raise ValueError("its conversation id is not text")
+        if not isinstance(message_ids, list) or not all(isinstance(m, str) for m in message_ids):
+            raise ValueError("its message ids are not a list of ids")
+        at, vote_id = item.get("at"), item.get("id")
         return Vote(
             models=tuple(models),
             verdict=Verdict(str(item.get("verdict"))),
             winner=winner,
-            id=str(item.get("id") or new_id()),
-            at=float(at) if isinstance(at, int | float) else time.time(),
-            conversation_id=item.get("conversation_id") or None,
-            message_ids=tuple(str(m) for m in item.get("message_ids") or ()),
+            id=vote_id if isinstance(vote_id, str) and vote_id else new_id(),
+            at=float(at)
+            if isinstance(at, int | float) and not isinstance(at, bool)
+            else time.time(),
+            conversation_id=conversation_id or None,
+            message_ids=tuple(message_ids),
         )
-    except ValueError as error:
+    except (ValueError, OverflowError) as error:
         raise VotesFormatError(f"A vote cannot be read: {error}.") from error
 
 
 def votes_json(votes: Sequence[Vote]) -> str:
     """The votes document (the file's content, and the export)."""
-    document = {
+    return json.dumps(_document(votes), indent=2, ensure_ascii=False) + "\n"
+
+
+def _document(votes: Sequence[Vote]) -> dict[str, Any]:
+    return {
         "format": VOTES_FORMAT,
         "version": VOTES_VERSION,
         "votes": [_vote_json(v) for v in votes],
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
 def parse_votes(text: str) -> list[Vote]:
     """Votes from a votes document; VotesFormatError when it is not one."""
     try:
-        document = json.loads(text)
-    except ValueError as error:
-        raise VotesFormatError("This file is not JSON.") from error
+        document = parse_json(text)
+    except (ValueError, RecursionError) as error:
+        raise VotesFormatError("This file is not JSON (or is nested too deeply).") from error
+    return votes_of(document)
+
+
+def votes_of(document: object) -> list[Vote]:
+    """Votes from a parsed votes document; VotesFormatError when it is not one."""
     if not isinstance(document, dict) or document.get("format") != VOTES_FORMAT:
         raise VotesFormatError("This file is not a Flarechat votes export.")
     items = document.get("votes")
@@ -161,29 +177,39 @@ def parse_votes(text: str) -> list[Vote]:
 
 
 class VoteBook:
-    """The votes file. Plain blocking calls: the window runs them with ``asyncio.to_thread``."""
+    """The votes file, with the settings file's guards (``versioned_file``): a damaged one is
+    moved aside, a newer one is read but never written, and nothing is written before it was
+    read. ``problems`` says what the last read found, for the window to show. Plain blocking
+    calls: the window runs them with ``asyncio.to_thread``."""
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path if path is not None else data_dir() / VOTES_FILE
+        self._file = VersionedJsonFile(
+            self.path, label="The votes file", version_key="version", version=VOTES_VERSION
+        )
+        self.problems: list[str] = []
 
     def load(self) -> list[Vote]:
         """Every vote; a missing file is none, an unreadable one is set aside (kept, renamed)."""
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        document = self._file.read()
+        self.problems = self._file.problems
+        if document is None:
             return []
         try:
-            return parse_votes(text)
+            return votes_of(document)
         except VotesFormatError as error:
-            aside = free_sibling(self.path, "unreadable")
-            self.path.rename(aside)
-            log.warning("votes file set aside as %s: %s", aside.name, error)
+            if self._file.read_only_reason is None:  # ours, damaged: kept aside
+                self._file.set_aside(f"cannot be read ({error})")
+            else:
+                self.problems.append(f"The votes file cannot be read by this version: {error}")
+            log.warning("votes file not used: %s", error)
             return []
 
     def add(self, vote: Vote) -> list[Vote]:
-        """Store one more vote; returns them all."""
+        """Store one more vote; returns them all. FileNotWritable (an OSError saying why)
+        when the file is kept as it is."""
         votes = [*self.load(), vote]
-        atomic_write_text(self.path, votes_json(votes))
+        self._write(votes)
         return votes
 
     def merge(self, imported: Iterable[Vote]) -> int:
@@ -196,5 +222,8 @@ class VoteBook:
                 known.add(vote.id)
                 new.append(vote)
         if new:
-            atomic_write_text(self.path, votes_json([*votes, *new]))
+            self._write([*votes, *new])
         return len(new)
+
+    def _write(self, votes: Sequence[Vote]) -> None:
+        self._file.write(_document(votes))

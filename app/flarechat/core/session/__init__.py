@@ -21,6 +21,7 @@ from flarechat.core.session.capabilities import (
     SchemaBook,
     SendRefused,
 )
+from flarechat.core.session.continuing import CONTINUE_PROMPT
 from flarechat.core.session.events import (
     BusyChanged,
     ConversationStored,
@@ -52,7 +53,7 @@ from flarechat.core.session.requests import ColumnSpec, TurnSettings
 from flarechat.core.session.retrying import SWITCHABLE_FAILURES
 from flarechat.core.session.session import ChatSession
 from flarechat.core.session.structured import JsonVerdict, json_check
-from flarechat.core.session.turns import CONTINUE_PROMPT, can_continue
+from flarechat.core.session.turns import can_continue, continue_hint
 
 __all__ = [
     "CONTINUE_PROMPT",
@@ -93,5 +94,6 @@ __all__ = [
     "TurnSettings",
     "TurnStarted",
     "can_continue",
+    "continue_hint",
     "json_check",
 ]

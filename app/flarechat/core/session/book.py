@@ -13,7 +13,10 @@ from typing import Protocol
 
 from flarechat.api.models import ModelInfo
 from flarechat.api.retry import RetryPolicy
+from flarechat.core import ledger
+from flarechat.core.connect import ConfigurationError
 from flarechat.core.conversation import Conversation, ConversationTree, new_id
+from flarechat.core.session import records
 from flarechat.core.session.capabilities import Catalogue, SchemaBook
 from flarechat.core.session.events import SessionListener, StoreTrouble
 from flarechat.core.session.gate import ModelGate
@@ -36,7 +39,7 @@ class BookStore(SessionStore, Protocol):
     """What the book reads besides what sessions write."""
 
     async def load_tree(self, conversation_id: str) -> ConversationTree: ...
-    async def neurons_today(self, *, now: float | None = None) -> float: ...
+    async def neurons_today(self, *, now: float | None = None, demo: bool = False) -> float: ...
     def revision(self, conversation_id: str) -> Awaitable[Revision]:
         """Asked at the call (counting every write asked for before it), not when awaited."""
         ...
@@ -238,19 +241,29 @@ class SessionBook:
         return total if day == datetime.now(UTC).date() else None
 
     def count_neurons(self, state: TurnState | None) -> None:
-        """Add a finished reply at once; ``load_neurons`` then confirms it from the store."""
+        """Add a finished reply at once, as the ledger charges it (a cache HIT adds nothing);
+        ``load_neurons`` then confirms it from the store."""
         today = datetime.now(UTC).date()  # the free allocation resets at 00:00 UTC
         day, total = self._neurons
         total = total if day == today else 0.0
-        spent = state.neurons if state is not None else None
-        self._neurons = (today, total + (spent or 0.0))
+        spent = None
+        if state is not None:
+            spent = ledger.charge(records.usage_record(state), records.meta_record(state), None)
+        self._neurons = (today, total + (spent.neurons if spent is not None else 0.0))
+
+    def _simulated(self) -> bool:
+        """Whether replies now go to the built-in emulator (demo mode has its own day)."""
+        try:
+            return self._settings.connection().simulated
+        except ConfigurationError:
+            return False
 
     async def load_neurons(self) -> float | None:
         """Re-read today's neurons from the store, so the count survives restarts and includes
         replies finished in other windows; None (and a report) when the store failed."""
         today = datetime.now(UTC).date()
         try:
-            total = await self.store.neurons_today()
+            total = await self.store.neurons_today(demo=self._simulated())
         except StoreError as error:
             self._listener(StoreTrouble("", str(error)))
             return None

@@ -95,6 +95,8 @@ class PathChanged:
 class TurnStarted:
     conversation_id: str
     message_id: str
+    #: a Continue: the reply already shown grows from its text (it is not shown anew)
+    continued: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from flarechat.core.conversation import STATUS_STOPPED, STATUS_STREAMING, ConversationTree, Message
+from flarechat.core.session.continuing import Continued
 from flarechat.core.session.events import (
     BusyChanged,
     ConversationStored,
@@ -53,6 +54,9 @@ class ReplyLauncher:
         self._jobs = jobs
         self._clock = clock
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        #: replies being continued: each as it was before (kept while a requeue sends again)
+        self._bases: dict[str, Continued] = {}
+        self._stopping: set[str] = set()  # replies Stop cancelled (their tasks may not have run)
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -77,8 +81,17 @@ class ReplyLauncher:
         flow = self._send_flow(assistant, store_first=store_first, sent_at=sent_at)
         self.start(assistant, flow)
 
+    def extend(self, message: Message) -> None:
+        """Continue a reply cut at max_tokens: the same message, its text growing from where
+        it stopped (``core.session.continuing``)."""
+        self._bases[message.id] = Continued.of(message)
+        message.status, message.error = STATUS_STREAMING, None
+        self.start(message, self.rerun_flow(message, None, sent_at=self._clock()))
+        self._emit(TurnStarted(self._id, message.id, continued=True))
+
     def rerun(self, message_id: str, *, reject_if_busy: bool | None) -> None:
-        """Send a failed or waiting reply again, in place."""
+        """Send a failed or waiting reply again, in place (a reply with text is continued
+        from it: its text is never sent again over)."""
         # Only this reply must be idle: a compare column is retried while others stream. A
         # reply whose failure was just reported is final while its task still unwinds.
         running = self._runner.reply(message_id)
@@ -86,8 +99,15 @@ class ReplyLauncher:
         if message_id not in self._tree or busy:
             return
         message = self._tree.get(message_id)
-        message.status, message.error, message.finish_reason = STATUS_STREAMING, None, None
         self._runner.failed = None
+        if message.content or message.reasoning:
+            # A Continue that failed (Wait in queue, Switch model): it goes on from its text.
+            self._bases[message.id] = Continued.of(message)
+            message.status, message.error = STATUS_STREAMING, None
+            self.start(message, self.rerun_flow(message, reject_if_busy, sent_at=self._clock()))
+            self._emit(TurnStarted(self._id, message_id, continued=True))
+            return
+        message.status, message.error, message.finish_reason = STATUS_STREAMING, None, None
         self._emit(PathChanged(self._id, message_id))
         self.start(message, self.rerun_flow(message, reject_if_busy, sent_at=self._clock()))
         self._emit(TurnStarted(self._id, message_id))
@@ -103,6 +123,13 @@ class ReplyLauncher:
     def _task_done(self, message_id: str, task: asyncio.Task[None]) -> None:
         if self._tasks.get(message_id) is task:
             del self._tasks[message_id]
+            message = self._tree.get(message_id) if message_id in self._tree else None
+            stopped = message_id in self._stopping
+            self._stopping.discard(message_id)
+            if stopped and task.cancelled() and message is not None:
+                self._stopped_before_start(message)
+            if message is None or message.status != STATUS_STREAMING:
+                self._bases.pop(message_id, None)  # done with; a requeued reply keeps it
             if not self._tasks:
                 self._emit(BusyChanged(self._id, busy=False))
         if not task.cancelled() and (error := task.exception()) is not None:
@@ -139,11 +166,21 @@ class ReplyLauncher:
     ) -> Reply | None:
         try:
             return await self._requests.make(
-                message, reject_if_busy=reject_if_busy, sent_at=sent_at
+                message,
+                reject_if_busy=reject_if_busy,
+                sent_at=sent_at,
+                base=self._bases.get(message.id),
             )
         except NotSent as refused:
             self._runner.fail_unsent(message, text=refused.text, kind=refused.kind)
             return None
+
+    def _stopped_before_start(self, message: Message) -> None:
+        """A Continue stopped before its task ran a step (its flow never saw the cancel): the
+        reply is as it was, marked stopped, its text kept."""
+        if message.id in self._bases and message.status == STATUS_STREAMING:
+            message.status = STATUS_STOPPED
+            self._jobs.spawn(self._stopped_unsent(message), name="stopped-continue")
 
     async def _stopped_unsent(self, message: Message) -> None:
         """Stopped before the request went out: an empty "stopped" reply, kept and shown."""
@@ -168,6 +205,7 @@ class ReplyLauncher:
             if (reply := self._runner.reply(target)) is not None:
                 reply.outcome = Outcome.STOP
             if (task := self._tasks.get(target)) is not None:
+                self._stopping.add(target)
                 task.cancel()
 
     async def stop_all(self) -> None:
@@ -181,6 +219,8 @@ class ReplyLauncher:
             return
         if (reply := self._runner.reply(message_id)) is not None:
             reply.outcome = outcome
+        if outcome is Outcome.STOP:
+            self._stopping.add(message_id)
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
 

@@ -1,16 +1,32 @@
 """The one record builder: what a turn leaves behind (request, usage, metadata, timings) and
-the line of figures the window and the CLI both print from it."""
+the line of figures the window and the CLI both print from it.
+
+A request's record holds every input ``build_request`` made it from but the history (the path
+to the reply, kept in the tree) and the model's catalogue entry (it only checks values):
+``request_from_record`` gives back the very request that was sent, so View as code never
+rebuilds a request of its own (issue 23).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
-from flarechat.api.config import ChatRequest, Connection, GatewayOptions, Route
-from flarechat.api.errors import WorkersAIError
-from flarechat.core import figures
+from flarechat.api.config import (
+    ChatMessage,
+    ChatRequest,
+    Connection,
+    GatewayOptions,
+    Route,
+    SamplingParams,
+)
+from flarechat.api.errors import ErrorKind, WorkersAIError
+from flarechat.api.schema import ModelSchema
+from flarechat.core import figures, ledger
+from flarechat.core.connect import HistoryMessage, build_request, capabilities_from
 from flarechat.core.turn import TurnState
 
 __all__ = [
@@ -19,16 +35,21 @@ __all__ = [
     "figures_text",
     "meta_record",
     "reply_record",
+    "request_from_record",
     "request_record",
     "summary_line",
     "timings_record",
     "tool_calls_record",
     "usage_record",
+    "waited_out_capacity",
 ]
 
 #: A wait before the server answered is shown from this many seconds on (shorter is latency).
 QUEUE_SHOWN_FROM = 1.0
 _ROLE_SYSTEM = "system"
+_SAMPLING = frozenset(f.name for f in dataclasses.fields(SamplingParams))
+_GATEWAY = frozenset(f.name for f in dataclasses.fields(GatewayOptions))
+_SCHEMA = frozenset(f.name for f in dataclasses.fields(ModelSchema))
 
 
 def _gateway_record(options: GatewayOptions) -> dict[str, Any]:
@@ -61,7 +82,71 @@ def request_record(conn: Connection, request: ChatRequest) -> dict[str, Any]:
         "session_id": request.session_id,
         "stream": request.stream,
         **_capabilities_record(request),
+        **_schema_record(request.model_schema),
     }
+
+
+def _schema_record(schema: ModelSchema | None) -> dict[str, Any]:
+    """The model's schema summary, which picked the wire forms (a dozen flags)."""
+    if schema is None:
+        return {}
+    record = asdict(schema)
+    record["reasoning_efforts"] = list(schema.reasoning_efforts)
+    return {"schema": record}
+
+
+def request_from_record(
+    record: Mapping[str, Any], history: Iterable[HistoryMessage | ChatMessage]
+) -> ChatRequest:
+    """The request ``record`` was made from, over ``history``: the inverse of
+    ``request_record``, built by the same ``build_request`` from the same inputs.
+
+    Raises ValueError (``ConfigurationError``) when a stored option is unreadable.
+    """
+    session_id = record.get("session_id")
+    request = build_request(
+        model=str(record.get("model") or ""),
+        history=history,
+        system_prompt=str(record.get("system_prompt") or ""),
+        params=_params(record),
+        reject_if_busy=bool(record.get("reject_if_busy")),
+        gateway=_gateway(record),
+        session_id=session_id if isinstance(session_id, str) else None,
+        capabilities=capabilities_from(record),  # the same keys as a conversation's options
+        model_schema=_schema(record),
+    )
+    return dataclasses.replace(request, stream=record.get("stream") is not False)
+
+
+def _fields(record: Mapping[str, Any], key: str, names: frozenset[str]) -> dict[str, Any]:
+    raw = record.get(key)
+    return {k: v for k, v in raw.items() if k in names} if isinstance(raw, Mapping) else {}
+
+
+def _params(record: Mapping[str, Any]) -> SamplingParams:
+    try:
+        return SamplingParams(**_fields(record, "params", _SAMPLING))
+    except TypeError:
+        return SamplingParams()
+
+
+def _gateway(record: Mapping[str, Any]) -> GatewayOptions:
+    try:
+        return GatewayOptions(**_fields(record, "gateway", _GATEWAY))
+    except TypeError:
+        return GatewayOptions()
+
+
+def _schema(record: Mapping[str, Any]) -> ModelSchema | None:
+    values = _fields(record, "schema", _SCHEMA)
+    if not isinstance(values.get("model"), str):
+        return None
+    efforts = values.get("reasoning_efforts")
+    values["reasoning_efforts"] = tuple(efforts) if isinstance(efforts, list) else ()
+    try:
+        return ModelSchema(**values)
+    except TypeError:
+        return None
 
 
 def _capabilities_record(request: ChatRequest) -> dict[str, Any]:
@@ -112,9 +197,21 @@ def tool_calls_record(state: TurnState) -> list[dict[str, Any]]:
     return [{"id": c.id, "name": c.name, "arguments": c.arguments_json} for c in state.calls]
 
 
-def timings_record(state: TurnState) -> dict[str, Any]:
-    """The turn's timings, rounded as they are shown, all measured from the user's send."""
+def waited_out_capacity(state: TurnState) -> bool:
+    """Whether a capacity refusal (3040) was waited out before this attempt."""
+    retry = state.last_retry
+    return retry is not None and retry.error.kind == ErrorKind.CAPACITY
+
+
+def timings_record(state: TurnState, *, queued: bool = False) -> dict[str, Any]:
+    """The turn's timings, rounded as they are shown, all measured from the user's send.
+
+    ``queued``: the reply waited in Workers AI's queue on purpose (Wait in queue); a 3040
+    waited out says so too. Only then is the wait before the answer called a queue.
+    """
     record: dict[str, Any] = {"attempts": state.attempt, "streamed": state.streamed}
+    if queued or waited_out_capacity(state):
+        record["queued"] = True
     measures = {
         "queue_wait": (state.queue_wait, figures.DURATION_DECIMALS),
         "ttft": (state.ttft, figures.TTFT_DECIMALS),
@@ -162,8 +259,11 @@ def _timing_parts(timings: Mapping[str, Any]) -> list[str]:
     parts: list[str] = []
     queue = figures.stored_number(timings.get("queue_wait"))
     streamed = timings.get("streamed") is not False
-    # A reply that came as one body spent all its time "before the headers": no queue figure.
-    if streamed and queue is not None and queue >= QUEUE_SHOWN_FROM:
+    # Called a queue only when the protocol said so (Wait in queue, a 3040 waited out): a
+    # slow first byte is in the TTFT; a reply that came as one body spent all its time
+    # "before the headers" generating.
+    queued = timings.get("queued") is True
+    if queued and streamed and queue is not None and queue >= QUEUE_SHOWN_FROM:
         parts.append(figures.queue_text(queue))
     if (ttft := figures.stored_number(timings.get("ttft"))) is not None:
         parts.append(figures.ttft_text(ttft))
@@ -192,10 +292,12 @@ def figures_text(
         cached=figures.stored_count(usage.get("cached_tokens")),
     )
     parts += [tokens] if tokens else []
+    # Neurons as the ledger charges them: a cache HIT's replayed figure was not billed.
     neurons = figures.stored_number(meta.get("neurons"))
     neurons = neurons if neurons is not None else figures.stored_number(usage.get("neurons"))
-    if neurons is not None:
-        parts.append(figures.neurons_text(neurons))
+    spent = ledger.charge(usage, meta, None)
+    if neurons is not None and spent is not None:
+        parts.append(figures.neurons_text(spent.neurons))
     if isinstance(cache := meta.get("cache_status"), str) and cache:
         parts.append(f"cache {cache}")
     return figures.SEPARATOR.join(parts)

@@ -11,6 +11,8 @@ from typing import Any
 from flarechat.api.config import ChatRequest, Connection
 from flarechat.api.errors import DailyAllocationExhausted, TermsNotAccepted, WorkersAIError
 from flarechat.core.conversation import Message
+from flarechat.core.session import records
+from flarechat.core.session.continuing import Continued
 from flarechat.core.turn import TurnState
 
 __all__ = ["CuttableSleep", "Outcome", "Reply", "failure_extra"]
@@ -58,6 +60,17 @@ class Reply:
     saved: tuple[int, int] = (0, 0)
     #: the licence was accepted for this reply already (a second 5016 is not answered again)
     agreed: bool = False
+    #: sent by Wait in queue (Reject if busy off after a 3040): it waits in the queue on purpose
+    waits_in_queue: bool = False
+    #: a Continue: the reply as it was before this request, which its text is appended to
+    base: Continued | None = None
+
+    @property
+    def queued(self) -> bool:
+        """Whether the protocol says this reply waited in Workers AI's queue: it was sent by
+        Wait in queue, or a capacity refusal (3040) was waited out before it was answered.
+        Otherwise a slow first byte is only that (a busy model, a reply that does not stream)."""
+        return self.waits_in_queue or records.waited_out_capacity(self.state)
 
     @property
     def model(self) -> str:
@@ -73,8 +86,15 @@ class Reply:
         if lengths == self.saved:
             return False
         self.saved = lengths
-        self.message.content, self.message.reasoning = self.state.text, self.state.reasoning
+        self.message.content, self.message.reasoning = self.text()
         return True
+
+    def text(self) -> tuple[str, str]:
+        """The reply's text and reasoning so far: after what it had before, for a Continue."""
+        state, base = self.state, self.base
+        if base is None:
+            return state.text, state.reasoning
+        return base.text_with(state.text), base.reasoning_with(state.reasoning)
 
 
 def failure_extra(error: WorkersAIError, *, model: str, attempts: int) -> dict[str, Any]:

@@ -5,16 +5,31 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from flarechat.api.config import ChatRequest, Connection, GatewayOptions, SamplingParams
+from flarechat.api.config import (
+    ChatMessage,
+    ChatRequest,
+    Connection,
+    GatewayOptions,
+    SamplingParams,
+)
 from flarechat.api.errors import ErrorKind
 from flarechat.core.connect import ConfigurationError, build_request, capabilities_from
 from flarechat.core.conversation import ConversationTree, Message
 from flarechat.core.session import records
 from flarechat.core.session.capabilities import Catalogue, SchemaBook, needs_schema
+from flarechat.core.session.continuing import (
+    CONTINUE_PROMPT,
+    Continued,
+    extended_history,
+    extends_in_place,
+)
 from flarechat.core.session.reply import Reply
 from flarechat.core.turn import ChatStreamer, TurnState
+
+if TYPE_CHECKING:
+    from flarechat.api.models import ModelInfo
 
 __all__ = ["ColumnSpec", "NotSent", "RequestMaker", "TurnSettings"]
 
@@ -78,33 +93,64 @@ class RequestMaker:
         if (column := self._columns.get(message_id)) is not None:
             self._columns[message_id] = replace(column, model=model)
 
-    async def make(self, message: Message, *, reject_if_busy: bool | None, sent_at: float) -> Reply:
+    async def make(
+        self,
+        message: Message,
+        *,
+        reject_if_busy: bool | None,
+        sent_at: float,
+        base: Continued | None = None,
+    ) -> Reply:
         """The reply for ``message``, its request recorded on it; :class:`NotSent` when a
-        configuration problem or an unusable option stops it before anything goes out."""
+        configuration problem or an unusable option stops it before anything goes out.
+
+        ``base``: a Continue of ``message`` (as it was then), which the request extends
+        (``core.session.continuing``)."""
         try:
             conn = self._settings.connection()
         except ConfigurationError as error:
             raise NotSent(" ".join(error.problems), ErrorKind.CONFIG) from error
+        model = message.model or self._settings.default_model()
+        prompt = None
+        if base is not None and not extends_in_place(message, self._info(model)):
+            prompt = CONTINUE_PROMPT
         try:
-            request = await self._build(message, conn, reject_if_busy=reject_if_busy)
+            request = await self._build(
+                message, conn, reject_if_busy=reject_if_busy, base=base, prompt=prompt
+            )
         except ValueError as error:  # ConfigurationError included: a bad option or image
             problems = getattr(error, "problems", None) or [str(error)]
             raise NotSent(" ".join(problems), ErrorKind.BAD_REQUEST) from error
-        message.request = records.request_record(conn, request)
-        return Reply(message, conn, request, TurnState(started_at=sent_at))
+        record = records.request_record(conn, request)
+        message.request = record if base is None else base.record(record, prompt=prompt)
+        reply = Reply(message, conn, request, TurnState(started_at=sent_at), base=base)
+        reply.waits_in_queue = reject_if_busy is False  # Wait in queue's resend
+        return reply
+
+    def _info(self, model: str) -> ModelInfo | None:
+        return self._catalogue(model) if self._catalogue is not None else None
 
     async def _build(
-        self, message: Message, conn: Connection, *, reject_if_busy: bool | None
+        self,
+        message: Message,
+        conn: Connection,
+        *,
+        reject_if_busy: bool | None,
+        base: Continued | None,
+        prompt: str | None,
     ) -> ChatRequest:
         settings, conversation = self._settings, self._tree.conversation
         column = self._columns.get(message.id)
         params = column.params if column is not None and column.params is not None else None
         system = column.system_prompt if column is not None else None
         model = message.model or settings.default_model()
-        history = self._tree.path_to(message.parent_id) if message.parent_id else []
+        path = self._tree.path_to(message.parent_id) if message.parent_id else []
+        history: list[Message | ChatMessage] = list(path)
+        if base is not None:  # the reply so far, then (to a reasoning model) the words
+            history = extended_history(path, base.text, base.reasoning, prompt)
         capabilities = capabilities_from(conversation.params)
         schema = None
-        if needs_schema(conn, capabilities, history):
+        if needs_schema(conn, capabilities, path):
             schema = await self._schemas.get(self._client, conn, model)
         return build_request(
             model=model,
@@ -115,6 +161,6 @@ class RequestMaker:
             gateway=settings.gateway_options(),
             session_id=conversation.id,
             capabilities=capabilities,
-            model_info=self._catalogue(model) if self._catalogue is not None else None,
+            model_info=self._info(model),
             model_schema=schema,
         )

@@ -20,8 +20,10 @@ from flarechat.api.events import (
     ToolCallDelta,
 )
 from flarechat.api.retry import RetryPolicy
+from flarechat.core import ledger
 from flarechat.core.conversation import STATUS_FAILED, Message
 from flarechat.core.session import records
+from flarechat.core.session.continuing import combined
 from flarechat.core.session.events import (
     Notice,
     NoticeKind,
@@ -108,7 +110,7 @@ class ReplyRunner:
         reply = self._replies.get(message_id)
         if reply is None or reply.state.is_final:
             return None
-        return reply.state.text, reply.state.reasoning
+        return reply.text()
 
     # -- running one reply -----------------------------------------------------------------
 
@@ -191,8 +193,9 @@ class ReplyRunner:
         self.fail_unsent(message, text=str(error), kind=kind)
 
     def _sent(self, reply: Reply) -> None:
-        queued = reply.request.reject_if_busy is False
-        self._phase(reply, Phase.QUEUED if queued else Phase.SENT)
+        # Reject if busy off alone says nothing of a queue: a slow first byte, or a reply
+        # that does not stream (gpt-oss on /ai/run) generating, is waiting for a first token.
+        self._phase(reply, Phase.QUEUED if reply.queued else Phase.SENT)
 
     def _phase(self, reply: Reply, phase: Phase) -> None:
         self._emit(PhaseChanged(self._id, reply.message.id, phase, self._clock()))
@@ -310,7 +313,16 @@ class ReplyRunner:
         message.finish_reason = state.finish_reason
         message.usage = records.usage_record(state)
         message.meta = records.meta_record(state)
-        message.timings = records.timings_record(state)
+        if (base := reply.base) is not None:
+            # A Continue: one reply, billed for every request that made it; one that did not
+            # finish leaves it cut short as it was (Continue is offered again).
+            if message.status != "done":
+                message.finish_reason = base.finish_reason
+            before = (base.usage, base.meta)
+            message.usage, message.meta = combined(before, (message.usage, message.meta))
+        if reply.conn.simulated:  # the ledger keeps demo mode's replies apart
+            message.meta = ledger.mark_demo(message.meta)
+        message.timings = records.timings_record(state, queued=reply.queued)
         error = state.error
         message.error = {"kind": str(error.kind), "message": error.message} if error else None
         message.tool_calls = records.tool_calls_record(state)

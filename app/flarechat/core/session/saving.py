@@ -4,12 +4,13 @@ when the database works, so one failed write never loses a conversation."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from flarechat.core.conversation import DEFAULT_TITLE, ROLE_USER, Conversation, Message, auto_title
-from flarechat.core.store import UNSET, NotFound, StoreError, Unset
+from flarechat.core.store import UNSET, NotFound, StoreError, Unset, Unstorable
 from flarechat.core.tasks import TaskKeeper
 
 __all__ = ["COMMIT_WAIT", "RECOVERY_INTERVAL", "ConversationSaver", "Recovery", "SessionStore"]
@@ -77,6 +78,8 @@ class ConversationSaver:
         #: after a newer one was handed in must not count as saving the newer one
         self._versions: dict[str, int] = {}
         self._partial: set[str] = set()  # kept messages written as text so far only
+        #: set-aside (unstorable) message -> its parent: a child is stored under that instead
+        self._set_aside_parents: dict[str, str | None] = {}
         self._fields: dict[str, Any] = {}
         self._failing = False
         self._problem: str | None = None
@@ -163,7 +166,11 @@ class ConversationSaver:
                 while self._unsaved:
                     message = next(iter(self._unsaved.values()))
                     version = self._versions[message.id]
-                    await self._write(message)
+                    try:
+                        await self._write(message)
+                    except Unstorable as error:
+                        self._set_aside(message, error)
+                        continue
                     if self._versions[message.id] == version:  # else: write the newer one
                         del self._unsaved[message.id], self._versions[message.id]
                         self._partial.discard(message.id)
@@ -191,7 +198,14 @@ class ConversationSaver:
         self.stored = True
 
     async def _write(self, message: Message) -> None:
-        """Add the row, or update it when an earlier (maybe cancelled) add already made it."""
+        """Add the row, or update it when an earlier (maybe cancelled) add already made it.
+
+        A message that follows a set-aside one is stored under the nearest stored ancestor."""
+        parent = message.parent_id
+        while parent in self._set_aside_parents:
+            parent = self._set_aside_parents[parent]
+        if parent != message.parent_id:
+            message = dataclasses.replace(message, parent_id=parent)
         if message.id in self._partial:
             try:
                 await self._store.save_partial(message.id, message.content, message.reasoning)
@@ -204,6 +218,20 @@ class ConversationSaver:
             await self._store.finalise_message(message)
         except NotFound:
             await self._store.add_message(message)
+
+    def _set_aside(self, message: Message, error: Unstorable) -> None:
+        """One record the database cannot hold: said once, and the records after it are
+        written (waiting on it would hold every later message back for good). It stays in
+        the conversation on screen."""
+        del self._unsaved[message.id], self._versions[message.id]
+        self._partial.discard(message.id)
+        self._set_aside_parents[message.id] = message.parent_id
+        log.warning("a message could not be stored and was set aside: %s", error)
+        self._report(
+            f"The chat database could not store one message ({error.__cause__}); it is kept "
+            "on screen only, and the messages after it are saved.",
+            len(self._unsaved),
+        )
 
     def _trouble(self, error: StoreError) -> None:
         log.warning("store problem (%d unsaved): %s", len(self._unsaved), error)

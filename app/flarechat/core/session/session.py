@@ -35,7 +35,7 @@ from flarechat.core.session.retrying import RetryActions
 from flarechat.core.session.running import ReplyRunner
 from flarechat.core.session.saving import ConversationSaver, Recovery, SessionStore
 from flarechat.core.session.structured import JsonVerdict
-from flarechat.core.session.turns import CONTINUE_PROMPT, Turns, can_continue
+from flarechat.core.session.turns import Turns, can_continue
 from flarechat.core.store import STREAM_SAVE_INTERVAL
 from flarechat.core.tasks import TaskKeeper
 from flarechat.core.turn import ChatStreamer
@@ -292,19 +292,22 @@ class ChatSession:
         self._branches.cancel_edit()
 
     def continue_reply(self, message_id: str) -> str | None:
-        """Continue a reply cut at max_tokens, as a new user turn and a new assistant message.
+        """Continue a reply cut at max_tokens: the same message grows from where it stopped
+        (its id is returned; None when it cannot be continued, or while busy).
 
-        A new message rather than text appended to the old one, because every assistant
-        message keeps the exact request, usage and timings that produced it: appending would
-        mix two requests' records, and a failed continuation could put the saved text at
-        risk. The "Continue" user message is stored too, so the tree shows what the model saw.
+        The request is the conversation up to and including the reply so far, as an assistant
+        prefill, or for a reasoning model that plus a user turn asking it to go on, sent but
+        never stored (``core.session.continuing``). Its text is appended to the reply, whose
+        usage becomes the sum of its requests' and whose request record the last one's; a
+        continuation that fails or is stopped keeps the text before it, still cut short.
         """
         if message_id not in self.tree or self.is_busy:
             return None
-        if not can_continue(self.tree, self.tree.get(message_id)):
+        message = self.tree.get(message_id)
+        if not can_continue(self.tree, message):
             return None
-        user = self._turns.add_user(CONTINUE_PROMPT, parent_id=message_id, replaces=None)
-        return self._turns.begin_reply(user, store_first=[user])
+        self._launcher.extend(message)
+        return message_id
 
     def switch_branch(self, message_id: str, step: int) -> None:
         """Show the previous (-1) or next (+1) sibling of a message, and its branch."""

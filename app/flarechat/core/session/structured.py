@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from flarechat import safejson
+
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
 
@@ -73,13 +75,13 @@ def json_check(text: str, schema: Mapping[str, Any] | None = None) -> JsonVerdic
     ``schema`` (any draft ``jsonschema`` knows; ``$schema`` picks it, else the latest)."""
     body = _unfenced(text).strip()
     try:
-        value = json.loads(body)
+        value = safejson.loads(body)
+    except safejson.JSONTooDeep:
+        problem = "The reply is JSON nested too deeply to read."
+        return JsonVerdict(parsed=None, pretty=text, parses=False, valid=False, problem=problem)
     except json.JSONDecodeError as error:
         where = f" (line {error.lineno}, column {error.colno})"
         problem = "The reply is empty." if not body else f"The reply is not JSON{where}."
-        return JsonVerdict(parsed=None, pretty=text, parses=False, valid=False, problem=problem)
-    except RecursionError:
-        problem = "The reply is JSON nested too deeply to read."
         return JsonVerdict(parsed=None, pretty=text, parses=False, valid=False, problem=problem)
     pretty = json.dumps(value, ensure_ascii=False, indent=_INDENT)
     checked = _schema_problem(value, schema) if schema is not None else None

@@ -4,6 +4,7 @@ answers it — started at once — and a compare round, one reply per column."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from flarechat.core.conversation import (
     ROLE_ASSISTANT,
@@ -15,6 +16,7 @@ from flarechat.core.conversation import (
     Message,
     new_id,
 )
+from flarechat.core.session.continuing import CONTINUE_PROMPT, extends_in_place
 from flarechat.core.session.events import (
     MessageAdded,
     MessageChanged,
@@ -26,11 +28,16 @@ from flarechat.core.session.events import (
 from flarechat.core.session.launching import ReplyLauncher
 from flarechat.core.session.requests import ColumnSpec, RequestMaker
 
-__all__ = ["CONTINUE_PROMPT", "FINISH_LENGTH", "Turns", "can_continue"]
+if TYPE_CHECKING:
+    from flarechat.api.models import ModelInfo
 
-#: The user message a "Continue" click sends after a reply stopped at max_tokens.
-CONTINUE_PROMPT = "Continue exactly where you stopped."
+__all__ = ["CONTINUE_PROMPT", "FINISH_LENGTH", "Turns", "can_continue", "continue_hint"]
+
 FINISH_LENGTH = "length"
+#: Where a limit set for one chat is changed, and where the default for every chat is.
+CHAT_SETTINGS = "this chat's Conversation settings"
+APP_SETTINGS = "Settings"
+_PARAM_MAX_TOKENS = "max_tokens"
 
 
 def can_continue(tree: ConversationTree, message: Message, *, is_last: bool | None = None) -> bool:
@@ -41,6 +48,31 @@ def can_continue(tree: ConversationTree, message: Message, *, is_last: bool | No
         last = tree.last()
         is_last = last is not None and last.id == message.id
     return is_last
+
+
+def continue_hint(tree: ConversationTree, message: Message, info: ModelInfo | None) -> str:
+    """What the max-tokens note under ``message`` says: the limit it stopped at, where that
+    limit was set (this chat's settings, or Settings for every chat) and, plainly, what
+    Continue sends (``core.session.continuing``): the reply so far for the model to extend,
+    or, to a reasoning model (``info``), words asking it to go on. "" for any other."""
+    if message.role != ROLE_ASSISTANT or message.finish_reason != FINISH_LENGTH:
+        return ""
+    params = (message.request or {}).get("params")
+    limit = params.get(_PARAM_MAX_TOKENS) if isinstance(params, dict) else None
+    where = CHAT_SETTINGS if _PARAM_MAX_TOKENS in tree.conversation.params else APP_SETTINGS
+    size = f"{limit:,}-token " if isinstance(limit, int) and not isinstance(limit, bool) else ""
+    if extends_in_place(message, info):
+        sends = "sends the reply so far back for the model to extend"
+    else:
+        why = " (a reasoning model starts afresh from a reply sent back)" if info else ""
+        sends = (
+            f"asks \N{LEFT DOUBLE QUOTATION MARK}{CONTINUE_PROMPT}\N{RIGHT DOUBLE QUOTATION MARK}"
+            f" after it{why} and adds the answer to this reply"
+        )
+    return (
+        f"Stopped at the {size}limit set in {where}: raise it there and regenerate, "
+        f"or Continue, which {sends}."
+    )
 
 
 class Turns:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from flarechat.core.conversation import Conversation, ConversationTree, Message
+from flarechat.core.ledger import LedgerRow
 from flarechat.core.store._chat import ChatStore
 from flarechat.core.store._errors import StoreError, StoreTimeout
 from flarechat.core.store._open import open_store
@@ -292,12 +293,10 @@ class AsyncChatStore:
     ) -> list[SearchHit]:
         return await self.run(ChatStore.search, query, limit, conversation_id=conversation_id)
 
-    async def neurons_today(self, *, now: float | None = None) -> float:
-        return await self.run(ChatStore.neurons_today, now=now)
+    async def neurons_today(self, *, now: float | None = None, demo: bool = False) -> float:
+        return await self.run(ChatStore.neurons_today, now=now, demo=demo)
 
-    async def replies_today(
-        self, *, now: float | None = None
-    ) -> list[tuple[str | None, dict[str, Any] | None, dict[str, Any] | None]]:
+    async def replies_today(self, *, now: float | None = None) -> list[LedgerRow]:
         return await self.run(ChatStore.replies_today, now=now)
 
     async def record_agreement(self, account_id: str, model: str) -> None:

@@ -8,6 +8,7 @@ import functools
 import gc
 import itertools
 import logging
+import re
 import sqlite3
 import threading
 import time
@@ -16,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+from flarechat.core import ledger
 from flarechat.core.conversation import (
     STATUS_INTERRUPTED,
     STATUS_STREAMING,
@@ -24,14 +26,18 @@ from flarechat.core.conversation import (
     Message,
     new_id,
 )
+from flarechat.core.ledger import LedgerRow
 from flarechat.core.store import _codec as codec
 from flarechat.core.store._errors import (
     NotFound,
     StoreBusy,
+    StoreCorrupt,
     StoreError,
     StoreFull,
     StoreReadOnly,
+    StoreSearchIndexDamaged,
     StoreTooNew,
+    Unstorable,
     translate,
 )
 from flarechat.core.store._schema import (
@@ -43,10 +49,16 @@ from flarechat.core.store._schema import (
 from flarechat.core.store._search import SearchHit, search
 from flarechat.core.store._selection import explicit_selection, selection_after_add
 from flarechat.core.store._types import UNSET, ConversationSummary, OpenReport, Revision, Unset
-from flarechat.core.store._usage import neurons_since, replies_since, utc_day_start
+from flarechat.core.store._usage import replies_since, utc_day_start
 from flarechat.paths import private_file
 
-__all__ = ["BUSY_TIMEOUT_MS", "SEARCH_INDEXES", "ChatStore"]
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "INDEX_REBUILT",
+    "SEARCH_INDEXES",
+    "ChatStore",
+    "is_search_index_problem",
+]
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +69,9 @@ _OK = "ok"
 _SECONDS_PER_DAY = 24 * 60 * 60
 #: The FTS5 tables (external content: rebuildable from messages / conversations).
 SEARCH_INDEXES = ("messages_fts", "titles_fts")
+_FTS5_PROBLEM = re.compile(r"FTS5 table \w+\.(?:" + "|".join(SEARCH_INDEXES) + r")\b")
+#: Said (in the report) once a damaged search index was rebuilt from the stored text.
+INDEX_REBUILT = "The search index was damaged and has been rebuilt; no message was lost."
 
 #: Numbers each ChatStore object, so revisions of a reopened store never match older ones.
 _STORE_NUMBERS = itertools.count(1)
@@ -68,23 +83,77 @@ _T = TypeVar("_T")
 def _translated(
     method: Callable[Concatenate[ChatStore, _P], _T],
 ) -> Callable[Concatenate[ChatStore, _P], _T]:
-    """Serialise access to the connection and turn sqlite3 errors into StoreErrors."""
+    """Serialise access to the connection and turn sqlite3 errors into StoreErrors.
+
+    A call that fails because the search index is damaged (and nothing else is) rebuilds the
+    index and runs once more: every call, a search or a write that updates the index.
+    """
 
     @functools.wraps(method)
     def wrapper(self: ChatStore, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
         with self._lock:
             try:
-                return method(self, *args, **kwargs)
-            except sqlite3.Error as error:
-                raise translate(error, self.path) from error
-            except (OverflowError, RecursionError, TypeError, ValueError) as error:
-                # A value SQLite or JSON cannot hold: still a StoreError, never a silent loss.
-                raise StoreError(
-                    f"The chat database {self.path} could not store this ({error}); "
-                    "nothing was saved."
-                ) from error
+                return _translating(method, self, *args, **kwargs)
+            except StoreCorrupt as damage:
+                if not self._rebuilt_damaged_index(damage):
+                    raise
+            return _translating(method, self, *args, **kwargs)  # on the rebuilt index
 
     return wrapper
+
+
+def _translating(
+    method: Callable[Concatenate[ChatStore, _P], _T],
+    store: ChatStore,
+    /,
+    *args: _P.args,
+    **kwargs: _P.kwargs,
+) -> _T:
+    try:
+        return method(store, *args, **kwargs)
+    except sqlite3.Error as error:
+        refused = translate(error, store.path)
+        if isinstance(refused, StoreReadOnly) and store.write_refusal is not StoreReadOnly:
+            refused = store.write_refusal(store.path)  # read-only because the disk is full
+        raise refused from error
+    except (OverflowError, RecursionError, TypeError, ValueError) as error:
+        # A value SQLite or JSON cannot hold: still a StoreError, never a silent loss.
+        raise Unstorable(
+            f"The chat database {store.path} could not store this ({error}); nothing was saved."
+        ) from error
+
+
+def is_search_index_problem(problem: str) -> bool:
+    """Whether an integrity problem is a search index's (rebuildable from the text) only.
+
+    check_integrity names the index first; SQLite 3.44 and later also check FTS5 tables in
+    ``PRAGMA integrity_check`` ("malformed inverted index for FTS5 table main.messages_fts").
+    """
+    return problem.startswith(tuple(f"{table}:" for table in SEARCH_INDEXES)) or bool(
+        _FTS5_PROBLEM.search(problem)
+    )
+
+
+def _index_unreadable(path: Path) -> bool:
+    """Read every entry of each search index (an ``fts5vocab`` scan) on a read-only connection
+    of its own: True when that fails as damage does. For a store that cannot write, where the
+    FTS5 integrity check (an INSERT) cannot run; what it creates is in its own TEMP schema."""
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        for table in SEARCH_INDEXES:
+            conn.execute(
+                f"CREATE VIRTUAL TABLE temp.{table}_entries USING fts5vocab(main, {table}, "
+                "'instance')"
+            )
+            try:
+                conn.execute(f"SELECT count(*) FROM temp.{table}_entries").fetchall()
+            except sqlite3.DatabaseError as error:
+                if isinstance(translate(error, path), StoreCorrupt):
+                    return True
+                raise
+        return False
+    finally:
+        conn.close()
 
 
 class ChatStore:
@@ -93,6 +162,9 @@ class ChatStore:
     Synchronous and meant to live on ONE worker thread (see AsyncChatStore); calls are also
     serialised by a lock, so a store built on one thread may be handed to another.
     ``max_page_count`` caps the file size (tests use it to simulate a full disk).
+    ``immutable`` (with ``read_only``) reads the file as it stands, without the -shm SQLite
+    otherwise needs even to read (a full disk cannot hold one): only for a file that was
+    closed cleanly (no -wal) and that nothing else can write meanwhile.
     """
 
     def __init__(
@@ -100,12 +172,16 @@ class ChatStore:
         path: Path,
         *,
         read_only: bool = False,
+        immutable: bool = False,
         clock: Callable[[], float] = time.time,
         migrations: Sequence[Migration] = MIGRATIONS,
         max_page_count: int | None = None,
     ) -> None:
         self.path = Path(path)
-        self.read_only = read_only
+        self.read_only = read_only or immutable
+        self._immutable = immutable
+        #: what a refused write raises (see was_refused)
+        self.write_refusal: type[StoreReadOnly] | type[StoreFull] = StoreReadOnly
         self._clock = clock
         self._lock = threading.RLock()
         self._secrets: tuple[str, ...] = ()
@@ -113,7 +189,9 @@ class ChatStore:
         #: Writes through this store per conversation, and to all of them at once.
         self._writes: dict[str, int] = {}
         self._writes_to_all = 0
-        self.report = OpenReport(path=self.path, read_only=read_only)
+        #: set while a damaged search index is looked at and rebuilt (no second repair inside)
+        self._repairing = False
+        self.report = OpenReport(path=self.path, read_only=self.read_only)
         self._conn = self._connect()
         try:
             self._prepare(migrations, max_page_count)
@@ -125,7 +203,8 @@ class ChatStore:
             raise
 
     def _connect(self) -> sqlite3.Connection:
-        target = f"{self.path.resolve().as_uri()}?mode=ro" if self.read_only else str(self.path)
+        query = "?mode=ro&immutable=1" if self._immutable else "?mode=ro"
+        target = f"{self.path.resolve().as_uri()}{query}" if self.read_only else str(self.path)
         if not self.read_only:  # SQLite gives the -wal and -shm the database's mode
             with contextlib.suppress(OSError):  # SQLite's own open below says what is wrong
                 private_file(self.path)
@@ -175,6 +254,25 @@ class ChatStore:
                 self._conn.execute("ROLLBACK")
             raise
 
+    @contextmanager
+    def locked_write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction for the store's sibling tables (experiments), under the lock,
+        with sqlite3 errors turned into StoreErrors as every other write's are."""
+        with self._lock:
+            try:
+                with self._write() as conn:
+                    yield conn
+            except sqlite3.Error as error:
+                raise translate(error, self.path) from error
+
+    def locked_read(self, query: str, args: Sequence[object] = ()) -> list[sqlite3.Row]:
+        """Every row of one query, under the lock (for the store's sibling tables)."""
+        with self._lock:
+            try:
+                return list(self._conn.execute(query, tuple(args)))
+            except sqlite3.Error as error:
+                raise translate(error, self.path) from error
+
     def remember_secrets(self, secrets: Iterable[str | None]) -> None:
         """Never write these (the API and gateway tokens) into a record, in any encoding.
 
@@ -223,16 +321,23 @@ class ChatStore:
         return problems
 
     @_translated
-    def enter_read_only(self, reason: str) -> None:
-        """From now on refuse every write (``PRAGMA query_only``); ``reason`` says why.
+    def enter_read_only(self, refused: StoreReadOnly | StoreFull) -> None:
+        """From now on refuse every write (``PRAGMA query_only``); ``refused`` says why.
 
         For a file that turned out not to be writable (permissions, a full disk): reading goes
-        on, and each write raises StoreReadOnly instead of half-trying.
+        on, and each write raises ``refused``'s kind of error instead of half-trying.
         """
         self._conn.execute("PRAGMA query_only = ON")
         self.read_only = True
+        self.was_refused(refused)
+
+    def was_refused(self, refused: StoreReadOnly | StoreFull) -> None:
+        """This store is read-only because writing was ``refused``: the report says why, and
+        each write refused from now on raises the same kind of error (a full disk is not
+        "read-only")."""
         self.report.read_only = True
-        self.report.read_only_reason = reason
+        self.report.read_only_reason = str(refused)
+        self.write_refusal = type(refused)
 
     @_translated
     def rebuild_search_index(self) -> None:
@@ -240,6 +345,35 @@ class ChatStore:
         with self._write() as conn:
             for table in SEARCH_INDEXES:
                 conn.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")
+
+    def _rebuilt_damaged_index(self, damage: StoreCorrupt) -> bool:
+        """After ``damage``: True when only the search index was damaged and it is rebuilt (run
+        the call again); False when the damage is elsewhere (or this is the repair's own call).
+
+        Raises StoreSearchIndexDamaged when the index is damaged but the store cannot write.
+        """
+        if self._repairing:
+            return False
+        self._repairing = True
+        try:
+            if self.read_only:
+                if self.check_integrity(quick=True) or not _index_unreadable(self.path):
+                    return False
+                raise StoreSearchIndexDamaged(self.path) from damage
+            problems = self.check_integrity()
+            if not problems or not all(map(is_search_index_problem, problems)):
+                return False
+            log.warning("rebuilding the damaged search index of %s: %s", self.path, damage)
+            self.rebuild_search_index()
+        except StoreSearchIndexDamaged:
+            raise
+        except (StoreError, sqlite3.Error):
+            return False  # the look or the rebuild failed too: the first failure stands
+        finally:
+            self._repairing = False
+        if INDEX_REBUILT not in self.report.problems:
+            self.report.problems.append(INDEX_REBUILT)
+        return True
 
     # -- revisions --------------------------------------------------------------------------
 
@@ -587,7 +721,13 @@ class ChatStore:
             row = conn.execute(
                 "UPDATE messages SET content = ?, reasoning = ?, status = CASE status "
                 "WHEN ? THEN ? ELSE status END WHERE id = ? RETURNING conversation_id",
-                (content, reasoning, STATUS_INTERRUPTED, STATUS_STREAMING, message_id),
+                (
+                    codec.storable(content),
+                    codec.storable(reasoning),
+                    STATUS_INTERRUPTED,
+                    STATUS_STREAMING,
+                    message_id,
+                ),
             ).fetchone()
             if row is None:
                 raise NotFound(f"There is no message {message_id}.")
@@ -628,17 +768,15 @@ class ChatStore:
         return search(self._conn, query, limit=limit, conversation_id=conversation_id)
 
     @_translated
-    def neurons_today(self, *, now: float | None = None) -> float:
-        """Neurons of the assistant replies created since 00:00 UTC on ``now``'s day (default:
-        the store's clock), in every conversation — what counts against the daily allocation."""
-        start = utc_day_start(self._clock() if now is None else now)
-        return neurons_since(self._conn, since=start, until=start + _SECONDS_PER_DAY)
+    def neurons_today(self, *, now: float | None = None, demo: bool = False) -> float:
+        """Neurons billed since 00:00 UTC on ``now``'s day (default: the store's clock), in
+        every conversation, to the real account (or to demo mode): the ledger's day total."""
+        rows = self.replies_today(now=now)
+        return ledger.day_usage(rows, {}, demo=demo).neurons
 
     @_translated
-    def replies_today(
-        self, *, now: float | None = None
-    ) -> list[tuple[str | None, dict[str, Any] | None, dict[str, Any] | None]]:
-        """(model, usage, meta) of today's replies (UTC day), for the day's cost estimate."""
+    def replies_today(self, *, now: float | None = None) -> list[LedgerRow]:
+        """(model, usage, meta, error) of today's replies (UTC day), for the usage ledger."""
         start = utc_day_start(self._clock() if now is None else now)
         return replies_since(self._conn, since=start, until=start + _SECONDS_PER_DAY)
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from flarechat.api import redact
 from flarechat.core.conversation import Attachment, Conversation, Message
+from flarechat.safejson import scrub_surrogates
 
 __all__ = [
     "ATTACHMENT_COLUMNS",
@@ -28,6 +29,7 @@ __all__ = [
     "message_from_row",
     "message_values",
     "scrub",
+    "storable",
 ]
 
 log = logging.getLogger(__name__)
@@ -126,19 +128,31 @@ def decode_selected(text: str | None) -> dict[str | None, str]:
     return {(None if k == _ROOT_KEY else k): str(v) for k, v in raw.items()}
 
 
+def storable(text: str) -> str:
+    """``text`` as SQLite can hold it: UTF-8 cannot encode a lone surrogate (a server's
+    ``"\\ud800"`` escape), so each becomes U+FFFD instead of the whole row being refused."""
+    return scrub_surrogates(text)
+
+
+def _storable(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(scrub_surrogates(v) if isinstance(v, str) else v for v in values)
+
+
 def conversation_values(conversation: Conversation, secrets: Sequence[str] = ()) -> tuple[Any, ...]:
     """Values for CONVERSATION_COLUMNS except ``selected_json`` (params scrubbed)."""
     c = conversation
-    return (
-        c.id,
-        c.title,
-        c.created_at,
-        c.updated_at,
-        int(c.pinned),
-        c.deleted_at,
-        c.model,
-        c.system_prompt,
-        dump_json(c.params, secrets) or "{}",
+    return _storable(
+        (
+            c.id,
+            c.title,
+            c.created_at,
+            c.updated_at,
+            int(c.pinned),
+            c.deleted_at,
+            c.model,
+            c.system_prompt,
+            dump_json(c.params, secrets) or "{}",
+        )
     )
 
 
@@ -157,26 +171,29 @@ def conversation_from_row(row: sqlite3.Row) -> Conversation:
 
 
 def message_values(message: Message, secrets: Sequence[str] = ()) -> tuple[Any, ...]:
-    """Values for MESSAGE_COLUMNS, in order, with every record scrubbed."""
+    """Values for MESSAGE_COLUMNS, in order, with every record scrubbed (and every text
+    :func:`storable`)."""
     m = message
-    return (
-        m.id,
-        m.conversation_id,
-        m.parent_id,
-        m.role,
-        m.content,
-        m.reasoning,
-        m.status,
-        m.created_at,
-        m.model,
-        m.finish_reason,
-        dump_json(m.request, secrets),
-        dump_json(m.usage, secrets),
-        dump_json(m.meta, secrets),
-        dump_json(m.timings, secrets),
-        dump_json(m.error, secrets),
-        _dump_calls(m.tool_calls),
-        m.tool_call_id,
+    return _storable(
+        (
+            m.id,
+            m.conversation_id,
+            m.parent_id,
+            m.role,
+            m.content,
+            m.reasoning,
+            m.status,
+            m.created_at,
+            m.model,
+            m.finish_reason,
+            dump_json(m.request, secrets),
+            dump_json(m.usage, secrets),
+            dump_json(m.meta, secrets),
+            dump_json(m.timings, secrets),
+            dump_json(m.error, secrets),
+            _dump_calls(m.tool_calls),
+            m.tool_call_id,
+        )
     )
 
 
@@ -257,7 +274,7 @@ def message_from_row(row: Sequence[Any], conversation_id: str) -> Message:
 def attachment_values(message_id: str, position: int, attachment: Attachment) -> tuple[Any, ...]:
     """Values for ATTACHMENT_COLUMNS, in order."""
     a = attachment
-    return (message_id, position, a.mime_type, a.name, a.width, a.height, a.data)
+    return _storable((message_id, position, a.mime_type, a.name, a.width, a.height, a.data))
 
 
 def attachment_from_row(row: sqlite3.Row) -> Attachment:

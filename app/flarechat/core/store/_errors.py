@@ -4,6 +4,7 @@ StoreError
  ├── StoreReadOnly         the file or its folder cannot be written (SQLITE_READONLY)
  ├── StoreFull             the disk (or the size cap) is full (SQLITE_FULL)
  ├── StoreCorrupt          not a database, or integrity_check fails (SQLITE_CORRUPT/NOTADB)
+ ├── StoreSearchIndexDamaged  only the search index is, and a read-only store can't rebuild it
  ├── StoreBusy             another instance held the write lock past the busy timeout
  ├── StoreTooNew           written by a newer Flarechat (schema version above ours)
  ├── StoreTimeout          the worker thread did not answer in time (AsyncChatStore)
@@ -16,6 +17,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from flarechat.paths import disk_full
+
 __all__ = [
     "NotFound",
     "StoreBusy",
@@ -23,6 +26,7 @@ __all__ = [
     "StoreError",
     "StoreFull",
     "StoreReadOnly",
+    "StoreSearchIndexDamaged",
     "StoreTimeout",
     "StoreTooNew",
     "StoreUnavailable",
@@ -33,6 +37,7 @@ __all__ = [
 _SQLITE_BUSY = 5
 _SQLITE_LOCKED = 6
 _SQLITE_READONLY = 8
+_SQLITE_IOERR = 10
 _SQLITE_CORRUPT = 11
 _SQLITE_FULL = 13
 _SQLITE_CANTOPEN = 14
@@ -66,6 +71,17 @@ class StoreCorrupt(StoreError):
         self.detail = detail
 
 
+class StoreSearchIndexDamaged(StoreError):
+    """Not a StoreCorrupt: the text is sound, so nothing may move the file aside for this."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"The search index of the chat database {path} is damaged and can't be rebuilt "
+            "while the database is read-only, so search can't be used. No message was lost: "
+            "the index is rebuilt at the first search once the database can be written."
+        )
+
+
 class StoreBusy(StoreError):
     def __init__(self, path: Path) -> None:
         super().__init__(
@@ -96,6 +112,11 @@ class StoreUnavailable(StoreError):
         self.problem = problem
 
 
+class Unstorable(StoreError):
+    """This one record holds a value SQLite cannot (the database itself is fine): retrying
+    it cannot help, and it must not hold up the records after it."""
+
+
 class NotFound(StoreError):
     """No conversation or message with that id."""
 
@@ -114,6 +135,10 @@ def translate(error: sqlite3.Error, path: Path) -> StoreError:
     if code == _SQLITE_READONLY or "readonly database" in text:
         return StoreReadOnly(path)
     if code == _SQLITE_FULL or "database or disk is full" in text:
+        return StoreFull(path)
+    if code == _SQLITE_IOERR and disk_full(path):
+        # SQLite says only "disk I/O error" when it cannot grow its -shm or -wal for want of
+        # room (SQLITE_IOERR_SHMSIZE, _WRITE): a full disk, not a broken one.
         return StoreFull(path)
     if code in (_SQLITE_CORRUPT, _SQLITE_NOTADB) or "malformed" in text:
         return StoreCorrupt(path, text)

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from flarechat.core.store._chat import SEARCH_INDEXES, ChatStore
+from flarechat.core.store._chat import INDEX_REBUILT, ChatStore, is_search_index_problem
 from flarechat.core.store._errors import (
     StoreCorrupt,
     StoreError,
@@ -14,7 +14,7 @@ from flarechat.core.store._errors import (
     StoreReadOnly,
     StoreUnavailable,
 )
-from flarechat.paths import free_sibling
+from flarechat.paths import free_sibling, storage_refusal
 
 __all__ = ["open_store"]
 
@@ -26,7 +26,6 @@ _LEFT_BY_UNCLEAN_CLOSE = ("-wal", "-journal")
 #: Every SQLite 3 database file starts with these bytes.
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _NOT_A_DATABASE = "file is not a database"
-_INDEX_REBUILT = "The search index was damaged and has been rebuilt; no message was lost."
 #: How many integrity problems are quoted in the report (the full list can be long).
 _PROBLEMS_QUOTED = 3
 
@@ -50,7 +49,7 @@ def _looks_like_sqlite(path: Path) -> bool:
 
 
 def _os_reason(error: OSError) -> str:
-    return error.strerror or type(error).__name__
+    return storage_refusal(error) or error.strerror or type(error).__name__
 
 
 def _closed_uncleanly(path: Path) -> bool:
@@ -79,13 +78,13 @@ def _open_checked(path: Path, *, clock: Callable[[], float], read_only: bool) ->
         if read_only:
             raise
         # A write-protected file at the current schema can still be read: show the history.
-        store = ChatStore(path, clock=clock, read_only=True)
-        store.report.read_only_reason = str(refused)
+        store = _read_only_after(refused, path, clock=clock, closed_cleanly=quick)
+        store.was_refused(refused)
     try:
         problems = _checked_problems(store, quick=quick)
     except (StoreReadOnly, StoreFull) as refused:
         # The integrity check or the index rebuild had to write and the file said no.
-        store.enter_read_only(str(refused))
+        store.enter_read_only(refused)
         problems = _checked_problems(store, quick=quick)
     except StoreError:
         store.close()
@@ -96,23 +95,44 @@ def _open_checked(path: Path, *, clock: Callable[[], float], read_only: bool) ->
     return store
 
 
+def _read_only_after(
+    refused: StoreReadOnly | StoreFull,
+    path: Path,
+    *,
+    clock: Callable[[], float],
+    closed_cleanly: bool,
+) -> ChatStore:
+    """The history, read-only, of a file that refused to be written (``refused`` says why).
+
+    On a full disk SQLite cannot make the -shm it needs even to read: a file closed cleanly
+    (its last changes are in the file itself) is then read as it stands. A file that cannot be
+    read either (new, or at an older schema: it must be written first) raises ``refused``, so
+    a full disk is never called "read-only".
+    """
+    try:
+        return ChatStore(path, clock=clock, read_only=True)
+    except (StoreReadOnly, StoreFull) as also:
+        if not (isinstance(refused, StoreFull) and closed_cleanly and path.stat().st_size):
+            raise refused from also
+    try:
+        return ChatStore(path, clock=clock, immutable=True)
+    except (StoreReadOnly, StoreFull) as also:
+        raise refused from also
+
+
 def _checked_problems(store: ChatStore, *, quick: bool) -> list[str]:
     """The integrity check, after rebuilding a damaged search index (the text is fine then)."""
     try:
         problems = store.check_integrity(quick=quick)
-        if problems and not store.read_only and all(map(_is_search_index_problem, problems)):
+        if problems and not store.read_only and all(map(is_search_index_problem, problems)):
             store.rebuild_search_index()  # no reason to move the file
-            store.report.problems.append(_INDEX_REBUILT)
+            store.report.problems.append(INDEX_REBUILT)
             problems = store.check_integrity()
     except StoreError:
         if store.read_only:
             store.close()
         raise
     return problems
-
-
-def _is_search_index_problem(problem: str) -> bool:
-    return problem.startswith(tuple(f"{table}:" for table in SEARCH_INDEXES))
 
 
 def _move_aside(path: Path, *, now: float) -> Path:
@@ -154,7 +174,7 @@ def open_store(
         try:
             store.report.interrupted = store.mark_unfinished_as_interrupted()
         except (StoreReadOnly, StoreFull) as refused:
-            store.enter_read_only(str(refused))
+            store.enter_read_only(refused)
     if store.read_only:
         store.report.problems.append(store.report.read_only_reason or str(StoreReadOnly(path)))
     return store

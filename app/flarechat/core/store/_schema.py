@@ -3,7 +3,7 @@
 ``MIGRATIONS[n]`` takes a database from ``PRAGMA user_version`` n to n + 1, inside one transaction
 that also sets the new version. Adding a version is one function appended to ``MIGRATIONS`` (and a
 frozen fixture of the version before it in the tests). v2 added tool calls, images (the
-``attachments`` table) and remembered licence agreements.
+``attachments`` table) and remembered licence agreements; v3 the experiment tables.
 
 Search uses two FTS5 tables with *external content* (the text lives once, in ``messages`` and
 ``conversations``), kept in step by triggers. Both content tables have an ``INTEGER PRIMARY KEY``
@@ -130,7 +130,52 @@ def _v1_to_v2(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v0_to_v1, _v1_to_v2)
+_V3_STATEMENTS = (
+    # Experiments (issue 24): each run of an experiment file, with the spec it ran.
+    """CREATE TABLE experiment_runs (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        source TEXT NOT NULL DEFAULT '',
+        spec_json TEXT NOT NULL,
+        mode TEXT NOT NULL,
+        status TEXT NOT NULL,
+        started_at REAL NOT NULL,
+        finished_at REAL,
+        note TEXT NOT NULL DEFAULT '',
+        summary_json TEXT
+    )""",
+    # Every finished cell (a reply, a judge's grade, a pair of embeddings) by the hash of the
+    # request that made it: a resumed run or a later one re-sends none of them.
+    """CREATE TABLE experiment_cells (
+        key TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        model TEXT NOT NULL,
+        result_json TEXT NOT NULL,
+        created_at REAL NOT NULL
+    )""",
+    "CREATE INDEX experiment_cells_by_run ON experiment_cells(run_id)",
+    # Batches queued on Workers AI's Batch API and not yet collected: polling survives a quit.
+    """CREATE TABLE experiment_batches (
+        request_id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        keys_json TEXT NOT NULL,
+        status TEXT NOT NULL,
+        submitted_at REAL NOT NULL,
+        error TEXT
+    )""",
+    "CREATE INDEX experiment_batches_by_status ON experiment_batches(status)",
+)
+
+
+def _v2_to_v3(conn: sqlite3.Connection) -> None:
+    """Experiments: runs, finished cells by request hash, and pending batches."""
+    for statement in _V3_STATEMENTS:
+        conn.execute(statement)
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v0_to_v1, _v1_to_v2, _v2_to_v3)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -28,6 +28,7 @@ from PySide6.QtGui import QImage, QImageReader, QPainter
 
 from flarechat.core.capabilities import IMAGE_TYPES, MAX_IMAGE_BYTES, MAX_IMAGES, image_kind
 from flarechat.core.conversation import Attachment
+from flarechat.paths import FileTooLarge, NotRegularFile, read_regular_file
 
 __all__ = [
     "MAX_ENCODED_BYTES",
@@ -158,15 +159,19 @@ def load_file(path: str | Path) -> Attachment:
     """The image file at ``path``, prepared; ImageProblem says what is wrong with it."""
     file = Path(path)
     try:
-        size = file.stat().st_size
-        if size > MAX_IMAGE_BYTES:
-            raise ImageProblem(
-                f"{file.name} is {size_text(size)}; images may be at most "
-                f"{size_text(MAX_IMAGE_BYTES)}. Scale it down first."
-            )
-        data = file.read_bytes()
+        data = read_regular_file(file, limit=MAX_IMAGE_BYTES)
     except IsADirectoryError:
         raise ImageProblem(f"{file.name} is a folder, not an image.") from None
+    except NotRegularFile:
+        raise ImageProblem(
+            f"{file.name} is not a regular file (a pipe, device or socket), not an image."
+        ) from None
+    except FileTooLarge as error:
+        size = f"is {size_text(error.size)}" if error.size else "is too large"
+        raise ImageProblem(
+            f"{file.name} {size}; images may be at most {size_text(MAX_IMAGE_BYTES)}. "
+            "Scale it down first."
+        ) from None
     except OSError as error:
         raise ImageProblem(f"{file.name} cannot be read ({error.strerror}).") from None
     return prepare(data, name=file.name)

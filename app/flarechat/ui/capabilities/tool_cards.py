@@ -18,23 +18,27 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from flarechat import safejson
 from flarechat.ui.control.view_data import ToolCallData
+from flarechat.ui.shared.capped import PAGE_ITEMS, ShowAllButton, excerpt
 from flarechat.ui.shared.icons import icon
 from flarechat.ui.shared.theme import current_palette, fill_rounded, monospace_family, mute, named
 
-__all__ = ["ToolCallCard", "ToolCallsPanel", "pretty_arguments"]
+__all__ = ["NO_NAME", "ToolCallCard", "ToolCallsPanel", "pretty_arguments"]
 
 RESULT_LINES = 3
 FUNCTION_MARK = "\N{LATIN SMALL LETTER F WITH HOOK}"
 CONTINUE_TIP = "Send each result back to the model and let it go on"
 WAITING_TEXT = "Give a result for each call, then Continue."
 ANSWERED_TEXT = "Answered; the results follow below."
+#: In place of the name of a call that came without one.
+NO_NAME = "(no name)"
 
 
 def pretty_arguments(arguments: str) -> str:
     """The call's JSON arguments indented (as they came, when they are not JSON)."""
     try:
-        value = json.loads(arguments) if arguments.strip() else {}
+        value = safejson.loads(arguments) if arguments.strip() else {}
     except ValueError:
         return arguments
     return json.dumps(value, ensure_ascii=False, indent=2)
@@ -54,16 +58,23 @@ class ToolCallCard(QFrame):
         super().__init__(parent)
         self.setObjectName("toolCallCard")
         self.call = call
-        title = named(QLabel(f"{FUNCTION_MARK} <b>{_escape(call.name)}</b>", self), "toolName")
+        name = _escape(call.name) if call.name.strip() else f"<i>{NO_NAME}</i>"
+        title = named(QLabel(f"{FUNCTION_MARK} <b>{name}</b>", self), "toolName")
         title.setTextFormat(Qt.TextFormat.RichText)
         title.setAccessibleName(f"Tool call {call.name}")
         call_id = mute(named(QLabel(call.id, self), "toolCallId"))
         call_id.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.arguments = named(QLabel(pretty_arguments(call.arguments), self), "toolArguments")
+        #: all of the arguments, pretty; the label renders at most RENDERED_CHARS of them
+        self.arguments_text = pretty_arguments(call.arguments)
+        shown = excerpt(self.arguments_text)
+        self.arguments = named(QLabel(shown, self), "toolArguments")
         self.arguments.setTextFormat(Qt.TextFormat.PlainText)
         self.arguments.setWordWrap(True)
         self.arguments.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.arguments.setAccessibleName(f"Arguments of {call.name}")
+        title_text = f"Arguments of {call.name}"
+        self.show_all = ShowAllButton(title_text, font=self.arguments.font, parent=self)
+        self.show_all.set_text(self.arguments_text, shown=len(shown))
         self.result_label = mute(named(QLabel("Result", self), "toolResultLabel"))
         self.result = QPlainTextEdit(self)
         self.result.setObjectName("toolResult")
@@ -83,6 +94,7 @@ class ToolCallCard(QFrame):
         column.setSpacing(4)
         column.addLayout(head)
         column.addWidget(self.arguments)
+        column.addWidget(self.show_all, 0, Qt.AlignmentFlag.AlignLeft)
         column.addWidget(self.result_label)
         column.addWidget(self.result)
         column.addWidget(self.canned, 0, Qt.AlignmentFlag.AlignLeft)
@@ -120,6 +132,9 @@ class ToolCallCard(QFrame):
 class ToolCallsPanel(QWidget):
     """Every call of one reply, and Continue (enabled once each call has a result).
 
+    Cards come a page (``PAGE_ITEMS``) at a time: a reply may hold 10,000 calls, and a card
+    is a dozen widgets. "Show more" adds the next page; Continue needs every call's card.
+
     Signals:
         results_submitted(str, dict): the reply's message id, ``{call id: result text}``.
     """
@@ -135,6 +150,8 @@ class ToolCallsPanel(QWidget):
         self.cards: list[ToolCallCard] = []
         self._cards = QVBoxLayout()
         self._cards.setSpacing(6)
+        self.more_button = named(QPushButton(self), "toolShowMore")
+        self.more_button.clicked.connect(self.show_more)
         self.hint = mute(named(QLabel(self), "toolHint"))
         self.continue_button = named(QPushButton(icon("continue"), "Continue"), "toolContinue")
         self.continue_button.setAccessibleName("Continue with these results")
@@ -147,6 +164,7 @@ class ToolCallsPanel(QWidget):
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(6)
         column.addLayout(self._cards)
+        column.addWidget(self.more_button, 0, Qt.AlignmentFlag.AlignLeft)
         column.addLayout(footer)
 
     def set_calls(
@@ -168,13 +186,33 @@ class ToolCallsPanel(QWidget):
         for card in self.cards:
             card.hide()
             card.deleteLater()
-        self.cards = [ToolCallCard(call, answerable=True, parent=self) for call in self._calls]
-        for card in self.cards:
+        self.cards = []
+        self._add_cards(PAGE_ITEMS)
+
+    def show_more(self) -> None:
+        """The next page of cards (those already shown keep what was typed in them)."""
+        self._add_cards(PAGE_ITEMS)
+        for card in self.cards[-PAGE_ITEMS:]:
+            card.set_answerable(self._answerable)
+        self._update_continue()
+
+    def _add_cards(self, count: int) -> None:
+        start = len(self.cards)
+        for call in self._calls[start : start + count]:
+            card = ToolCallCard(call, answerable=True, parent=self)
             card.result.textChanged.connect(self._update_continue)
             self._cards.addWidget(card)
+            self.cards.append(card)
+        hidden = len(self._calls) - len(self.cards)
+        self.more_button.setVisible(hidden > 0)
+        if hidden > 0:
+            page = min(PAGE_ITEMS, hidden)
+            self.more_button.setText(f"Show {page:,} more calls ({hidden:,} not shown)")
+            self.more_button.setAccessibleName(f"Show {page:,} more tool calls")
 
     def _update_continue(self) -> None:
-        filled = all(card.result_text().strip() for card in self.cards)
+        every = len(self.cards) == len(self._calls)
+        filled = every and all(card.result_text().strip() for card in self.cards)
         self.continue_button.setEnabled(self._answerable and filled and bool(self.cards))
 
     def results(self) -> dict[str, str]:

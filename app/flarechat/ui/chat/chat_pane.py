@@ -126,6 +126,7 @@ class ChatPane(QWidget):
         chat.message_updated.connect(self.on_message_updated)
         chat.path_changed.connect(self.on_path_changed)
         chat.turn_started.connect(self.on_turn_started)
+        chat.turn_continued.connect(self.on_turn_continued)
         chat.siblings_changed.connect(self.on_siblings_changed)
         chat.turn_text_appended.connect(self.on_text_appended)
         chat.turn_reasoning_appended.connect(self.on_reasoning_appended)
@@ -161,6 +162,7 @@ class ChatPane(QWidget):
         self.notice_banner.action_triggered.connect(self.on_notice_action)
         self.edit_strip.action_triggered.connect(lambda _action: chat.cancel_edit())
         self.option_chips.turn_off_requested.connect(self.turn_off_option)
+        self.find_bar.matches_found.connect(self.transcript.set_find_matches)
         self.find_bar.match_selected.connect(self.show_message)
         self.find_bar.query_edited.connect(self.transcript.clear_matches)
         self.find_bar.closed.connect(self.transcript.clear_matches)
@@ -271,13 +273,13 @@ class ChatPane(QWidget):
             self.transcript.remove_from(first)
             self._append(shown)
 
-    def show_message(self, message_id: str, query: str = "") -> None:
+    def show_message(self, message_id: str, query: str = "", occurrence: int = 0) -> None:
         """Open the transcript at a message (a search hit or a find match), loading its page
-        if it is far back in the history, with ``query`` marked where it occurs in it. A
-        message on a branch that is not shown brings its branch on screen first
-        (ChatController.reveal)."""
+        if it is far back in the history, with ``query`` marked where it occurs in it (its
+        occurrence number ``occurrence`` the current one). A message on a branch that is not
+        shown brings its branch on screen first (ChatController.reveal)."""
         self.chat.reveal(message_id)
-        self.transcript.scroll_to(message_id, query=query)
+        self.transcript.scroll_to(message_id, query=query, occurrence=occurrence)
 
     # -- replies ---------------------------------------------------------------------------
 
@@ -288,30 +290,39 @@ class ChatPane(QWidget):
         self._show_body(has_messages=True)
         self.transcript.begin_reply(message_id, model=self.chat.current_model())
 
+    def on_turn_continued(self, conversation_id: str, message_id: str) -> None:
+        """Continue: the reply shown streams on from its text, in its own bubble."""
+        if not self._current(conversation_id):
+            return
+        self.clear_banners()
+        self.transcript.reopen_reply(message_id)
+
     def on_siblings_changed(self, message_id: str, index: int, count: int) -> None:
         if self.chat.is_shown(message_id):
             self.transcript.set_siblings(message_id, index, count)
 
     def on_turn_phase_changed(self, message_id: str, phase: str) -> None:
-        """A reply sent with Reject if busy off waits in the model's queue: once that lasts
-        QUEUE_SHOWN_AFTER_MS, the composer says so and counts the wait up."""
+        """A reply sent waits for its answer: once that lasts QUEUE_SHOWN_AFTER_MS, the
+        composer counts the wait up, calling it a queue only when the session says it is one
+        (Wait in queue, a 3040 waited out), else waiting for the first token."""
         if not self.chat.is_shown(message_id):
             return
         from flarechat.core.session import Phase  # loaded with the chat engine (issue #12)
 
         self._phase = (message_id, phase)
-        if phase == Phase.QUEUED:
+        if phase in (Phase.QUEUED, Phase.SENT):
             QTimer.singleShot(
-                QUEUE_SHOWN_AFTER_MS, functools.partial(self._still_queued, message_id)
+                QUEUE_SHOWN_AFTER_MS, functools.partial(self._still_waiting, message_id, phase)
             )
         else:
             self.composer.clear_queued()
 
-    def _still_queued(self, message_id: str) -> None:
+    def _still_waiting(self, message_id: str, phase: str) -> None:
         from flarechat.core.session import Phase
 
-        if self._phase == (message_id, Phase.QUEUED) and self.chat.is_running(message_id):
-            self.composer.show_queued(QUEUE_SHOWN_AFTER_MS / 1000)
+        if self._phase == (message_id, phase) and self.chat.is_running(message_id):
+            queued = phase == Phase.QUEUED
+            self.composer.show_queued(QUEUE_SHOWN_AFTER_MS / 1000, queued=queued)
 
     def on_text_appended(self, message_id: str, text: str) -> None:
         # (the queue status went with the reply's "streaming" phase, not once per token)

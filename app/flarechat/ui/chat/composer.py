@@ -50,6 +50,8 @@ REJECT_IF_BUSY_TIP = (
     "Off: wait in Cloudflare's queue instead."
 )
 QUEUED_TEXT = "Waiting in Cloudflare's queue \N{MIDDLE DOT} {seconds} s"
+#: A reply sent, not known to be queued (a slow first byte, a reply that does not stream).
+WAITING_TEXT = "Waiting for the first token \N{MIDDLE DOT} {seconds} s"
 QUEUED_TICK_MS = 1000
 #: The footer's small print is this much smaller than the message text.
 FOOTER_FONT_FACTOR = 0.9
@@ -255,6 +257,7 @@ class ComposerWidget(QFrame):
         self._model_name = "the model"
         self._clock = clock
         self._queued_since: float | None = None
+        self._queued_text = QUEUED_TEXT
         self._warming = False
         self._edit = _ComposerEdit(self)
         self._edit.setAccessibleName("Message")
@@ -326,8 +329,10 @@ class ComposerWidget(QFrame):
     def _on_reject_toggled(self, on: bool) -> None:
         self.reject_if_busy_toggled.emit(on)
 
-    def show_queued(self, waited: float = 0.0) -> None:
-        """The reply waits in Cloudflare's queue (Reject if busy off): count the wait up."""
+    def show_queued(self, waited: float = 0.0, *, queued: bool = True) -> None:
+        """The reply waits in Cloudflare's queue (Wait in queue, a 3040 waited out), or, with
+        ``queued`` False, for its first token: count the wait up."""
+        self._queued_text = QUEUED_TEXT if queued else WAITING_TEXT
         self._queued_since = self._clock() - max(0.0, waited)
         self._show_queued_time()
         self.queued_label.show()
@@ -346,7 +351,7 @@ class ComposerWidget(QFrame):
     def _show_queued_time(self) -> None:
         seconds = self.queued_seconds()
         if seconds is not None:
-            self.queued_label.setText(QUEUED_TEXT.format(seconds=seconds))
+            self.queued_label.setText(self._queued_text.format(seconds=seconds))
 
     @property
     def editor(self) -> QPlainTextEdit:

@@ -241,18 +241,22 @@ class DemoStrip(QFrame):
 
 
 class FindBar(QWidget):
-    """Find in the open conversation: a field, "2 of 5", previous/next, close.
+    """Find in the open conversation: a field, "2 of 5" (matches, not messages),
+    previous/next, close.
 
     Signals:
         find_requested(str): the (debounced) text to look for.
-        match_selected(str, str): the message id of the match to show, and the query to
-            mark in it.
+        matches_found(str, list): the query and the ids of the messages that hold a match
+            (each once), to mark every match in them.
+        match_selected(str, str, int): the message id of the current match, the query to mark
+            in it, and which of its occurrences in that message is the current one.
         query_edited(): the text changed: marks of the earlier query no longer apply.
         closed(): the bar was closed (Esc or its close button).
     """
 
     find_requested = Signal(str)
-    match_selected = Signal(str, str)
+    matches_found = Signal(str, list)
+    match_selected = Signal(str, str, int)
     query_edited = Signal()
     closed = Signal()
 
@@ -260,6 +264,7 @@ class FindBar(QWidget):
         super().__init__(parent)
         self.setObjectName("findBar")
         self._matches: list[str] = []
+        self._occurrences: list[int] = []  # each match's number among its message's matches
         self._query = ""
         self._index = -1
         self.field = QLineEdit(self)
@@ -313,12 +318,15 @@ class FindBar(QWidget):
         self.closed.emit()
 
     def set_matches(self, query: str, message_ids: list[str]) -> None:
-        """Results for ``query`` (ignored if the field has moved on); shows the last match."""
+        """Results for ``query``: one message id per match, in order (ignored if the field
+        has moved on); shows the last match."""
         if query != self.field.text():
             return
         self._matches = list(message_ids)
+        self._occurrences = _occurrence_numbers(self._matches)
         self._query = query
         self._index = len(self._matches) - 1
+        self.matches_found.emit(query, list(dict.fromkeys(self._matches)))
         self._show_current()
 
     def step(self, delta: int) -> None:
@@ -334,10 +342,21 @@ class FindBar(QWidget):
             self.count.setText("No matches")
         else:
             self.count.setText(f"{self._index + 1} of {total}")
-            self.match_selected.emit(self._matches[self._index], self._query)
+            index = self._index
+            self.match_selected.emit(self._matches[index], self._query, self._occurrences[index])
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() == Qt.Key.Key_Escape:
             self.close_bar()
             return
         super().keyPressEvent(event)
+
+
+def _occurrence_numbers(message_ids: list[str]) -> list[int]:
+    """For each match, how many matches of the same message come before it."""
+    seen: dict[str, int] = {}
+    numbers: list[int] = []
+    for message_id in message_ids:
+        numbers.append(seen.get(message_id, 0))
+        seen[message_id] = numbers[-1] + 1
+    return numbers

@@ -94,6 +94,8 @@ class ChatController(QObject):
         path_changed(str, str, list): conversation id, the first message no longer shown (it
             and all after it go), MessageData of the path shown from there on.
         turn_started(str, str): conversation id, assistant message id: a reply begins.
+        turn_continued(str, str): conversation id, assistant message id: a reply shown goes on
+            growing from its text (Continue after max_tokens).
         turn_phase_changed(str, str): message id, ``core.session.Phase`` value (held, sent,
             queued, retry_wait, streaming).
         siblings_changed(str, int, int): message id, 0-based index, sibling count ("< 1/2 >").
@@ -133,6 +135,7 @@ class ChatController(QObject):
     message_updated = Signal(object)
     path_changed = Signal(str, str, list)
     turn_started = Signal(str, str)
+    turn_continued = Signal(str, str)
     turn_phase_changed = Signal(str, str)
     siblings_changed = Signal(str, int, int)
     turn_text_appended = Signal(str, str)
@@ -469,7 +472,8 @@ class ChatController(QObject):
         from flarechat.core import session as ev
 
         if isinstance(event, ev.TurnStarted):
-            self.turn_started.emit(event.conversation_id, event.message_id)
+            started = self.turn_continued if event.continued else self.turn_started
+            started.emit(event.conversation_id, event.message_id)
         elif isinstance(event, ev.PhaseChanged):
             self.turn_phase_changed.emit(event.message_id, str(event.phase))
         elif isinstance(event, ev.RetryPlanned):

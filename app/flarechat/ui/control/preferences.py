@@ -57,6 +57,9 @@ class DemoBackend:
     account_id: str
     token: str
     stop: Callable[[], None]
+    #: one call to the emulator's control endpoint (POST /__emulator__/control, blocking):
+    #: ``control(action, **arguments)``, for the Simulate menu; None when it has none
+    control: Callable[..., object] | None = None
 
 
 class Preferences:
@@ -182,6 +185,7 @@ class Preferences:
                 route=Route.GATEWAY_URL,
                 endpoint=Endpoint(self.settings.endpoint),
                 gateway_id=DEMO_GATEWAY_ID,
+                simulated=True,
             )
         else:
             conn = connection_from(self.resolved())

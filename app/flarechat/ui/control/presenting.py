@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from flarechat.api.errors import ErrorKind
 from flarechat.api.models import ModelInfo
-from flarechat.core import figures, meters
+from flarechat.core import figures, ledger, meters
 from flarechat.core.connect import PARAM_RESPONSE_FORMAT, PARAM_TOOLS
 from flarechat.core.conversation import ROLE_ASSISTANT, STATUS_DONE, ConversationTree, Message
 from flarechat.ui.control.view_data import MessageData, ToolCallData
@@ -56,7 +56,8 @@ def meta_line(message: Message, *, info: ModelInfo | None = None) -> str:
     from flarechat.core.session import records
 
     line = records.figures_text(message.timings, message.usage, message.meta)
-    cost = meters.reply_cost(message.usage, info)
+    spent = ledger.charge(message.usage, message.meta, info)  # what the meters count
+    cost = spent.cost if spent is not None else None
     if cost is None:
         return line
     return figures.SEPARATOR.join(filter(None, [line, meters.cost_text(cost)]))
@@ -130,7 +131,7 @@ def message_data(
     ``is_last`` (is it the path's last message?) may be passed by callers showing a whole
     path, so a long conversation is not walked once per message.
     """
-    from flarechat.core.session import can_continue
+    from flarechat.core.session import can_continue, continue_hint
 
     index, count = tree.sibling_position(message.id)
     log_id = (message.meta or {}).get("log_id")
@@ -146,6 +147,7 @@ def message_data(
         log_id=log_id if isinstance(log_id, str) else None,
         error_text=_error_text(message),
         can_continue=can_continue(tree, message, is_last=is_last),
+        continue_hint=continue_hint(tree, message, info),
         sibling_index=index - 1,
         sibling_count=count,
         **_capability_fields(tree, message, is_last=is_last),

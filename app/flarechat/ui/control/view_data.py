@@ -50,6 +50,8 @@ class MessageData:
     log_id: str | None = None
     error_text: str | None = None
     can_continue: bool = True
+    #: the max-tokens note (``core.session.continue_hint``); "" unless the reply hit it
+    continue_hint: str = ""
     sibling_index: int = 0
     sibling_count: int = 1
     #: images on a user message

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -22,8 +23,9 @@ from flarechat.api.models import ModelInfo
 from flarechat.api.tokens import TokenCheck
 from flarechat.core.catalogue import CatalogueCache
 from flarechat.core.connect import ConfigurationError
-from flarechat.core.store import AsyncChatStore, StoreError
+from flarechat.core.store import AsyncChatStore, SearchHit, StoreError
 from flarechat.core.tasks import TaskKeeper
+from flarechat.paths import MAX_IMPORT_BYTES, read_regular_file
 from flarechat.settings.resolve import DEFAULT_API_BASE
 from flarechat.settings.schema import Settings
 from flarechat.ui.control.chat import ChatController
@@ -31,6 +33,7 @@ from flarechat.ui.control.preferences import DemoBackend, Preferences
 from flarechat.ui.control.view_data import VerifyInput
 
 if TYPE_CHECKING:  # the lab's file modules come after the first paint (LabController.start)
+    from flarechat.core.conversation import ConversationTree
     from flarechat.core.lab.exchange import LabExchange
 
 __all__ = ["CatalogueClient", "WorkspaceController"]
@@ -40,6 +43,7 @@ log = logging.getLogger(__name__)
 #: Results shown for a search across all conversations (find in one shows every match).
 SEARCH_LIMIT = 50
 FORMATS = {"markdown": ".md", "json": ".json"}
+SIMULATION_FAILED = "The emulator did not take the simulation"
 
 
 class CatalogueClient(Protocol):
@@ -55,14 +59,17 @@ class WorkspaceController(QObject):
     Signals:
         conversations_changed(list): ConversationSummary list (pinned first, newest first).
         search_results(list): SearchHit list for the latest query across all conversations.
-        find_results(str, list): query, ids of every message matching it in the open
-            conversation (all branches), oldest first.
+        find_results(str, list): query, one message id per match of it in the open
+            conversation (all branches; a message with three matches thrice), oldest first.
         conversation_deleted(str, str): id and title of a deleted conversation (offer Undo).
         focus_requested(str): show this message (a search hit was opened on its branch).
         models_loaded(list, object, bool): ModelInfo list, fetch time (float | None), offline.
         models_loading(bool): a live catalogue fetch started / ended.
+        models_failed(str): why the live catalogue could not be fetched (a sentence); sent
+            just before the models_loaded that falls back to the cache.
         configured_changed(bool): whether replies can be requested (account set up, or demo).
         demo_changed(bool): demo mode switched on.
+        simulated(str): a Simulate menu entry was set up in the emulator (what happens next).
         notice(str, str, str, list): kind, title, text, [(action id, label)] for a banner.
     """
 
@@ -73,8 +80,10 @@ class WorkspaceController(QObject):
     focus_requested = Signal(str)
     models_loaded = Signal(list, object, bool)
     models_loading = Signal(bool)
+    models_failed = Signal(str)
     configured_changed = Signal(bool)
     demo_changed = Signal(bool)
+    simulated = Signal(str)
     notice = Signal(str, str, str, list)
 
     def __init__(
@@ -213,8 +222,9 @@ class WorkspaceController(QObject):
             self.search_results.emit(hits)
 
     def find(self, query: str) -> None:
-        """Find in the open conversation (Ctrl+F): every matching message, on every branch,
-        in the order they were written. Only the latest query's results are shown."""
+        """Find in the open conversation (Ctrl+F): every match, on every branch, in the order
+        they were written (a message's id once per occurrence in it, so "n of 3" counts
+        matches, not messages). Only the latest query's results are shown."""
         self._find_serial += 1
         self._spawn(self._find(query, self._find_serial), "find")
 
@@ -230,7 +240,7 @@ class WorkspaceController(QObject):
             self.chat.report_store_problem(error)
             return
         if serial == self._find_serial and self.chat.current_id == conversation_id:
-            self.find_results.emit(query, [h.message_id for h in hits if h.message_id in tree])
+            self.find_results.emit(query, _per_match(tree, hits, query))
 
     # -- export / import -------------------------------------------------------------------
 
@@ -275,8 +285,8 @@ class WorkspaceController(QObject):
         from flarechat.core import export  # when first used: the first paint never exports
 
         try:
-            text = await asyncio.to_thread(path.read_text, encoding="utf-8")
-            data = json.loads(text)
+            raw = await asyncio.to_thread(read_regular_file, path, limit=MAX_IMPORT_BYTES)
+            data = json.loads(raw.decode("utf-8"))
             report = await self._store.run(export.import_all, data)
         except (StoreError, OSError, ValueError) as error:
             self.notice.emit("error", "Import failed", str(error), [])
@@ -312,14 +322,20 @@ class WorkspaceController(QObject):
         self.models_loading.emit(True)
         try:
             models = await self._client.list_models(conn)
-            self._fetched_at = await asyncio.to_thread(self._catalogue.save, models)
-            self._models = models
-            self.models_loaded.emit(models, self._fetched_at, False)
-        except (WorkersAIError, OSError) as error:
+        except WorkersAIError as error:
             log.info("model catalogue unavailable, showing the cache: %s", error)
+            self.models_failed.emit(str(error))
             self.models_loaded.emit(self._models, self._fetched_at, True)
+            return
         finally:
             self.models_loading.emit(False)
+        try:
+            self._fetched_at = await asyncio.to_thread(self._catalogue.save, models)
+        except OSError as error:  # a full disk: the fresh list is still shown, just not kept
+            log.warning("the model catalogue could not be cached: %s", error)
+            self._fetched_at = time.time()
+        self._models = models
+        self.models_loaded.emit(models, self._fetched_at, False)
 
     # -- settings, tokens, demo ------------------------------------------------------------
 
@@ -375,6 +391,30 @@ class WorkspaceController(QObject):
         self.demo_changed.emit(True)
         self._connection_changed()
 
+    @property
+    def can_simulate(self) -> bool:
+        """Whether the Simulate menu applies: demo mode, with an emulator that takes controls."""
+        return self.prefs.demo is not None and self.prefs.demo.control is not None
+
+    def simulate(self, key: str) -> None:
+        """Demo mode's Simulate menu: tell the emulator what to do wrong next (off the GUI
+        thread); ``simulated`` says what was set up, a notice why it could not be."""
+        self._spawn(self.run_simulation(key), "simulate")
+
+    async def run_simulation(self, key: str) -> None:
+        from flarechat.ui.control.simulations import simulation
+
+        demo, chosen = self.prefs.demo, simulation(key)
+        if demo is None or demo.control is None:
+            return  # demo mode ended meanwhile: nothing to simulate on
+        try:
+            await asyncio.to_thread(demo.control, chosen.action, **chosen.arguments)
+        except (RuntimeError, OSError) as error:
+            log.info("simulation %s refused: %s", key, error)
+            self.notice.emit("error", SIMULATION_FAILED, str(error), [])
+            return
+        self.simulated.emit(chosen.done)
+
     def save_ui_state(self, state: dict[str, str]) -> None:
         self.prefs.settings.ui_state = dict(state)
         self._spawn(self.prefs.save(), "save-ui-state")
@@ -396,3 +436,17 @@ class WorkspaceController(QObject):
             self.chat.report_store_problem(error)
             return False
         return True
+
+
+def _per_match(tree: ConversationTree, hits: list[SearchHit], query: str) -> list[str]:
+    """Each hit's id once per occurrence of ``query`` in its text (at least once: the index
+    matched it, as by a stem the plain text does not spell)."""
+    from flarechat.core.find_text import find_ranges  # when first used: start-up never finds
+
+    ids: list[str] = []
+    for hit in hits:
+        message_id = hit.message_id
+        if message_id is not None and message_id in tree:
+            count = len(find_ranges(tree.get(message_id).content, query))
+            ids.extend([message_id] * max(1, count))
+    return ids

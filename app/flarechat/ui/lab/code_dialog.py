@@ -28,10 +28,11 @@ TAB_LABELS = {
     CodeKind.OPENAI: "openai SDK",
     CodeKind.BINDING: "Workers binding",
 }
-NOTE = (
-    f"The exact request of this reply. The token is read from ${ENV_API_TOKEN} (a Worker's "
-    "binding needs none); it is never shown here."
+TOKEN_NOTE = (
+    f"The token is read from ${ENV_API_TOKEN} (a Worker's binding needs none); it is never "
+    "shown here."
 )
+NOTE = f"The exact request of this reply. {TOKEN_NOTE}"
 DIALOG_SIZE = (760, 520)
 
 
@@ -48,7 +49,9 @@ class RequestCodeDialog(QDialog):
         font = QFont(monospace_family())
         for kind, label in TAB_LABELS.items():
             self.tabs.addTab(self._page(kind, font), label)
-        note = mute(QLabel(NOTE, self))
+        # A continued reply was made by several requests: the note says which one is shown.
+        note = mute(QLabel(f"{code.note} {TOKEN_NOTE}" if code.note else NOTE, self))
+        note.setObjectName("requestCodeNote")
         note.setWordWrap(True)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         self.copy_button = QPushButton("Copy", self)

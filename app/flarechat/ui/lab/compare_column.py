@@ -6,15 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt, QUrl, Signal
-from PySide6.QtGui import (
-    QCursor,
-    QFont,
-    QGuiApplication,
-    QTextBlockFormat,
-    QTextCharFormat,
-    QTextCursor,
-)
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -22,9 +15,8 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QScrollArea,
     QSpinBox,
-    QTextBrowser,
-    QToolTip,
     QVBoxLayout,
     QWidget,
 )
@@ -36,14 +28,9 @@ from flarechat.core.lab.compare import ColumnMetrics, ColumnSetup
 from flarechat.ui.chat.banners import NoticeBanner, RetryBanner
 from flarechat.ui.control import presenting
 from flarechat.ui.models.picker import ModelPicker
-from flarechat.ui.shared.theme import current_palette
-from flarechat.ui.transcript.markdown import open_link, render
-from flarechat.ui.transcript.markdown_view import (
-    COPIED_FEEDBACK_MS,
-    COPY_CODE_HREF,
-    blocks_html,
-    copy_code_index,
-)
+from flarechat.ui.transcript.markdown_view import MarkdownView
+from flarechat.ui.transcript.message_parts import ReasoningSection
+from flarechat.ui.transcript.transcript import FLUSH_INTERVAL_MS
 
 __all__ = ["PHASE_TEXT", "CompareColumn"]
 
@@ -62,6 +49,75 @@ PHASE_TEXT = {
     "streaming": "Streaming…",
 }
 _STATUS_TEXT = {"stopped": "Stopped", "failed": "Failed", "interrupted": "Interrupted"}
+#: Said in a blind run's footer in place of the figures that would name the model.
+FIGURES_AFTER_VOTE = "cost and speed after your vote"
+ROUND_SPACING_PX = 10
+#: The view keeps following a growing reply while scrolled to within this of the bottom.
+FOLLOW_SLACK_PX = 4
+
+
+class _RoundView(QWidget):
+    """One round in a column, drawn by the chat's own parts: the prompt quoted, the model's
+    reasoning in a Thinking section, the reply as Markdown (the transcript's MarkdownView:
+    settled blocks rendered once, the open tail re-rendered) while it streams and after."""
+
+    def __init__(self, prompt: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.prompt = MarkdownView(self)
+        self.prompt.set_markdown("> " + prompt.replace("\n", "\n> "))
+        self.reasoning = ReasoningSection(self)
+        self.reasoning.hide()
+        self.reply = MarkdownView(self)
+        self.text_chunks: list[str] = []
+        self.reasoning_chunks: list[str] = []
+        self._text: list[str] = []  # what arrived, joined once per flush
+        self._thought: list[str] = []
+        column = QVBoxLayout(self)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(6)
+        for part in (self.prompt, self.reasoning, self.reply):
+            column.addWidget(part)
+
+    def restart(self) -> None:
+        for parts in (self.text_chunks, self.reasoning_chunks, self._text, self._thought):
+            parts.clear()
+        self.reply.set_markdown("")
+        self.reasoning.set_text("", live=False)
+        self.reasoning.hide()
+
+    def flush(self) -> None:
+        """Paint what arrived since the last flush."""
+        if self.text_chunks:
+            self._text += self.text_chunks
+            self.text_chunks.clear()
+            self.reply.stream_markdown("".join(self._text))
+        if self.reasoning_chunks:
+            self._thought += self.reasoning_chunks
+            self.reasoning_chunks.clear()
+        # live while only reasoning has come, as the chat's: the answer ends the thinking
+        self._show_reasoning("".join(self._thought), live=not self._text)
+
+    def finish(self, content: str, reasoning: str) -> None:
+        self.text_chunks.clear()
+        self.reasoning_chunks.clear()
+        self.reply.set_markdown(content)
+        self._show_reasoning(reasoning or "".join(self._thought), live=False)
+
+    def _show_reasoning(self, text: str, *, live: bool) -> None:
+        """As the chat shows it: open while the model thinks, folded once the answer comes."""
+        section = self.reasoning
+        section.setVisible(bool(text))
+        if not text:
+            return
+        section.set_text(text, live=live)
+        if not section.user_toggled:
+            section.set_expanded(live and not self._text)
+
+    def code_blocks(self) -> list[str]:
+        return self.prompt.code_blocks() + self.reply.code_blocks()
+
+    def plain_text(self) -> str:
+        return f"{self.prompt.plain_text()}\n{self.reply.plain_text()}"
 
 
 class CompareColumn(QFrame):
@@ -97,10 +153,14 @@ class CompareColumn(QFrame):
         self.setObjectName("compareColumn")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self._presets = list(presets)
-        self._rounds: list[tuple[str, str | None]] = []  # (prompt, finished reply markdown)
-        self._live: list[str] = []
-        self._codes: list[str] = []  # what each code block's Copy link copies
-        self._palette = current_palette()
+        self._rounds: list[_RoundView] = []
+        self._metrics: ColumnMetrics | None = None
+        self._at_bottom = True  # the view follows the reply until the user scrolls up
+        self._flush_timer = QTimer(self)
+        self._flush_timer.setObjectName("compareColumnFlush")
+        self._flush_timer.setSingleShot(True)
+        self._flush_timer.setInterval(FLUSH_INTERVAL_MS)
+        self._flush_timer.timeout.connect(self._flush)
         self._build(models, model)
 
     # -- layout ----------------------------------------------------------------------------
@@ -119,10 +179,18 @@ class CompareColumn(QFrame):
         self._build_setup_row()
         self.retry_banner = RetryBanner(self)
         self.notice = NoticeBanner(self)
-        self.body = QTextBrowser(self)
-        self.body.setOpenLinks(False)  # Copy links are ours; web links go through open_link
-        self.body.anchorClicked.connect(self._on_anchor)
+        self.body = QScrollArea(self)
+        self.body.setWidgetResizable(True)
+        self.body.setFrameShape(QFrame.Shape.NoFrame)
+        self.body.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.body.setAccessibleName("Replies")
+        self._content = QWidget(self.body)
+        self._content.setObjectName("compareReplies")
+        self._stack = QVBoxLayout(self._content)
+        self._stack.setContentsMargins(0, 0, 4, 0)
+        self._stack.setSpacing(ROUND_SPACING_PX)
+        self._stack.addStretch(1)
+        self.body.setWidget(self._content)
         self.status = QLabel("")
         self.status.setWordWrap(True)
         self.status.setAccessibleName("Column status")
@@ -203,6 +271,9 @@ class CompareColumn(QFrame):
         self.continue_button.clicked.connect(self.continue_requested)
         self.code_button.clicked.connect(self.view_code_requested)
         self.preset_box.currentIndexChanged.connect(self._on_preset)
+        bar = self.body.verticalScrollBar()
+        bar.rangeChanged.connect(self._on_range_changed)
+        bar.valueChanged.connect(self._on_scrolled)
 
     # -- setup -------------------------------------------------------------------------------
 
@@ -249,93 +320,91 @@ class CompareColumn(QFrame):
     # -- replies ---------------------------------------------------------------------------
 
     def begin_round(self, prompt: str) -> None:
-        self._rounds.append((prompt, None))
+        """A new round: its prompt quoted, then the reply (and any reasoning) as it streams."""
+        view = _RoundView(prompt, self._content)
+        self._stack.insertWidget(self._stack.count() - 1, view)  # above the closing stretch
+        self._rounds.append(view)
+        self._at_bottom = True
         self.restart_reply()
 
     def restart_reply(self) -> None:
         """The column's reply starts (again): its text so far is cleared."""
-        self._live = []
+        self._flush_timer.stop()
+        if self._rounds:
+            self._rounds[-1].restart()
         self.status.setText(PHASE_TEXT["sent"])
         self.metrics.clear()
+        self._metrics = None
         self.notice.hide()
         self.continue_button.setEnabled(False)
-        self._render()
+        self.status.setVisible(True)
 
     def append_text(self, text: str) -> None:
-        self._live.append(text)
-        cursor = self.body.textCursor()
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        cursor.insertText(text)
+        """Reply text arrived: painted as the chat paints a reply, by the next flush."""
+        if self._rounds and text:
+            self._rounds[-1].text_chunks.append(text)
+            self._schedule_flush()
         self.status.setText(PHASE_TEXT["streaming"])
+
+    def append_reasoning(self, text: str) -> None:
+        """Reasoning arrived: shown in the chat's Thinking section, by the next flush."""
+        if self._rounds and text:
+            self._rounds[-1].reasoning_chunks.append(text)
+            self._schedule_flush()
+        self.status.setText(PHASE_TEXT["streaming"])
+
+    def _schedule_flush(self) -> None:
+        if not self._flush_timer.isActive():
+            self._flush_timer.start()
+
+    def _flush(self) -> None:
+        if self._rounds:
+            self._rounds[-1].flush()
 
     def set_phase(self, phase: str) -> None:
         self.status.setText(PHASE_TEXT.get(phase, ""))
 
-    def finish(self, status: str, content: str, metrics: ColumnMetrics) -> None:
+    def finish(
+        self, status: str, content: str, metrics: ColumnMetrics, *, reasoning: str = "",
+        hide_figures: bool = False,
+    ) -> None:  # fmt: skip
+        """The reply is over: its final text rendered whole, its figures shown (cost and speed
+        held back while ``hide_figures``: a blind run before the vote)."""
+        self._flush_timer.stop()
         if self._rounds:
-            prompt, _ = self._rounds[-1]
-            self._rounds[-1] = (prompt, content)
-        self._live = []
+            self._rounds[-1].finish(content, reasoning)
         self.retry_banner.hide()
         self.status.setText(_STATUS_TEXT.get(status, ""))
         self.status.setVisible(status != "done")
-        self.metrics.setText(figures.SEPARATOR.join(metrics.lines()))
-        self._render()
+        self._metrics = metrics
+        self.show_figures(hidden=hide_figures)
 
-    def _render(self) -> None:
-        """The rounds as the chat shows a reply (markdown.render: styled tables, highlighted
-        code with a Copy link), each prompt quoted above its reply; streamed text so far in a
-        plain paragraph of its own."""
-        self._palette = current_palette()
-        self._codes = []
-        parts = []
-        for prompt, reply in self._rounds:
-            parts.append(self._markdown_html("> " + prompt.replace("\n", "\n> ")))
-            if reply is not None:
-                parts.append(self._markdown_html(reply))
-        self.body.setHtml("\n".join(parts))
-        if self._rounds and self._rounds[-1][1] is None:
-            # streamed text goes in a plain paragraph of its own, not into the quoted prompt
-            cursor = self.body.textCursor()
-            cursor.movePosition(QTextCursor.MoveOperation.End)
-            cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
-            cursor.insertText("".join(self._live))
-        self.body.verticalScrollBar().setValue(self.body.verticalScrollBar().maximum())
-        self.status.setVisible(bool(self.status.text()))
+    def show_figures(self, *, hidden: bool) -> None:
+        """The reply's figures; ``hidden``: only those that do not give the model away."""
+        if self._metrics is None:
+            return
+        lines = self._metrics.lines(blind=hidden)
+        if hidden:
+            lines.append(FIGURES_AFTER_VOTE)
+        self.metrics.setText(figures.SEPARATOR.join(lines))
 
-    def _markdown_html(self, markdown: str) -> str:
-        fragment, codes = blocks_html(
-            render(markdown, palette=self._palette),
-            palette=self._palette,
-            first_code=len(self._codes),
-        )
-        self._codes += codes
-        return fragment
+    def round_views(self) -> list[_RoundView]:
+        return list(self._rounds)
 
     def code_blocks(self) -> list[str]:
         """The code of each code block shown, in order (what its Copy link copies)."""
-        return list(self._codes)
-
-    def _on_anchor(self, url: QUrl) -> None:
-        href = url.toString()
-        if href.startswith(COPY_CODE_HREF):
-            if (index := copy_code_index(href, len(self._codes))) is not None:
-                QGuiApplication.clipboard().setText(self._codes[index])
-                QToolTip.showText(
-                    QCursor.pos(), "Copied", self.body, self.body.rect(), COPIED_FEEDBACK_MS
-                )
-            return
-        open_link(href)
-
-    def changeEvent(self, event: QEvent) -> None:
-        super().changeEvent(event)
-        themed = event.type() in (QEvent.Type.PaletteChange, QEvent.Type.StyleChange)
-        if themed and current_palette() != self._palette:
-            self._render()  # the replies' HTML carries the theme's colours
+        return [code for view in self._rounds for code in view.code_blocks()]
 
     def reply_text(self) -> str:
         """What the column shows (tests, accessibility)."""
-        return self.body.toPlainText()
+        return "\n".join(view.plain_text() for view in self._rounds)
+
+    def _on_range_changed(self, _low: int, high: int) -> None:
+        if self._at_bottom:
+            self.body.verticalScrollBar().setValue(high)  # follow the reply as it grows
+
+    def _on_scrolled(self, value: int) -> None:
+        self._at_bottom = value >= self.body.verticalScrollBar().maximum() - FOLLOW_SLACK_PX
 
     # -- banners ---------------------------------------------------------------------------
 

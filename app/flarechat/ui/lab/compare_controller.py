@@ -274,7 +274,11 @@ class CompareController(QObject):
         try:
             await asyncio.to_thread(book.add, vote)
         except OSError as error:
-            self.problem.emit(f"The vote could not be saved: {error.strerror or error}.")
+            why = str(error) if error.strerror is None else f"{error.strerror}."
+            self.problem.emit(" ".join([*book.problems, f"The vote could not be saved: {why}"]))
+            return
+        if book.problems:
+            self.problem.emit(" ".join(book.problems))
 
     # -- export ----------------------------------------------------------------------------
 

@@ -1,5 +1,8 @@
 """The compare window: 2 to 4 columns side by side, one prompt box sending to all of them, the
-blind vote bar, export, and the way back to the chat with the winner."""
+blind vote bar, export, and the way back to the chat with the winner.
+
+It opens no larger than the main window (nor the screen's free area), keeps its columns the same
+width, and asks before New compare clears a run whose replies or vote would otherwise be lost."""
 
 from __future__ import annotations
 
@@ -8,13 +11,21 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtCore import QRect, QSize, Qt, Signal
+from PySide6.QtGui import (
+    QGuiApplication,
+    QKeySequence,
+    QResizeEvent,
+    QScreen,
+    QShortcut,
+    QShowEvent,
+)
 from PySide6.QtWidgets import (
     QCheckBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
+    QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
@@ -32,13 +43,38 @@ from flarechat.ui.lab.compare_column import CompareColumn
 from flarechat.ui.lab.compare_controller import CompareController
 from flarechat.ui.lab.leaderboard_dialog import LeaderboardDialog
 
-__all__ = ["CompareWindow", "default_models", "open_compare"]
+__all__ = ["CompareWindow", "default_models", "open_compare", "opening_geometry"]
 
+#: The size the window would like; it opens no larger than the main window or the screen.
 WINDOW_SIZE = (1240, 800)
 PROMPT_HEIGHT = 72
 DEFAULT_COLUMNS = 2
 EXPORT_FILTERS = {"csv": "CSV files (*.csv)", "json": "JSON files (*.json)"}
 TIE_LABEL = "Tie"
+NEW_COMPARE_QUESTION = "Clear this compare and start a new one?"
+DISCARD_LABEL = "Clear and start over"
+LOST_COLUMNS = "The side-by-side replies were not exported."
+LOST_VOTE = "Your blind vote was not cast, so the models stay unnamed here."
+KEPT_IN_HISTORY = " Each column's replies stay in the chat history as a branch of its conversation."
+
+
+def opening_geometry(wanted: QSize, *, over: QRect | None, screen: QScreen | None) -> QRect:
+    """Where the window opens: ``wanted`` bounded by the main window's size (``over``, its
+    frame) and the screen's available area, centred over the main window, inside that area."""
+    size = QSize(wanted)
+    area = screen.availableGeometry() if screen is not None else None
+    if over is not None:
+        size = size.boundedTo(over.size())
+    if area is not None:
+        size = size.boundedTo(area.size())
+    rect = QRect(0, 0, size.width(), size.height())
+    centre = over.center() if over is not None else area.center() if area is not None else None
+    if centre is not None:
+        rect.moveCenter(centre)
+    if area is not None:
+        rect.moveLeft(max(area.left(), min(rect.left(), area.right() + 1 - rect.width())))
+        rect.moveTop(max(area.top(), min(rect.top(), area.bottom() + 1 - rect.height())))
+    return rect
 
 
 def default_models(current: str, models: Sequence[ModelInfo], count: int) -> list[str]:
@@ -87,10 +123,27 @@ class CompareWindow(QWidget):
         #: the run ended with "Continue with this one": the next opening starts afresh
         self.run_continued = False
         self.leaderboard: LeaderboardDialog | None = None
+        #: the question New compare asks before a run is cleared (None: not asked)
+        self.discard_box: QMessageBox | None = None
+        self._exported_rounds = 0  # rounds the last export held
+        self._dragged = False  # the user moved a splitter handle: their widths, kept
         self._build()
         self._wire()
         self.set_column_count(DEFAULT_COLUMNS)
-        self.resize(*WINDOW_SIZE)
+        self.fit_to(parent)
+
+    def fit_to(self, main: QWidget | None) -> None:
+        """Open no larger than ``main`` (the main window) and inside the screen's free area,
+        frame included (its width taken from the main window's, as the same desktop draws it)."""
+        top = main.window() if main is not None else None
+        screen = top.screen() if top is not None else QGuiApplication.primaryScreen()
+        over = top.frameGeometry() if top is not None else None
+        frame = QSize(0, 0)
+        if top is not None:
+            frame = top.frameGeometry().size() - top.geometry().size()
+        rect = opening_geometry(QSize(*WINDOW_SIZE), over=over, screen=screen)
+        self.resize(rect.size() - frame)
+        self.move(rect.topLeft())  # move() places the frame, resize() sizes what is inside
 
     # -- layout ----------------------------------------------------------------------------
 
@@ -117,6 +170,7 @@ class CompareWindow(QWidget):
         top.addWidget(self.export_json)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.setChildrenCollapsible(False)
+        self.splitter.splitterMoved.connect(self._on_splitter_moved)
         self.vote_bar = QWidget(self)
         self.vote_row = QHBoxLayout(self.vote_bar)
         self.vote_row.setContentsMargins(0, 0, 0, 0)
@@ -170,7 +224,8 @@ class CompareWindow(QWidget):
         c.revealed.connect(self._on_revealed)
         c.continued.connect(self._on_continued)
         c.problem.connect(self.note.setText)
-        c.exported.connect(lambda path: self.note.setText(f"Saved {Path(path).name}."))
+        c.exported.connect(self._on_exported)
+        c.column_reasoning.connect(lambda col, text: self.columns[col].append_reasoning(text))
 
     # -- columns ---------------------------------------------------------------------------
 
@@ -187,6 +242,31 @@ class CompareWindow(QWidget):
             column.deleteLater()
         for index, column in enumerate(self.columns):
             column.set_running(False, title=LABELS[index])
+        self._dragged = False
+        self.equalize_columns()
+
+    def _on_splitter_moved(self, *_: object) -> None:
+        self._dragged = True
+
+    def equalize_columns(self) -> None:
+        """Give every column the same width (and the same share of any later resize)."""
+        count = len(self.columns)
+        if not count:
+            return
+        for index in range(count):
+            self.splitter.setStretchFactor(index, 1)
+        width = max(self.splitter.width(), count)
+        share, extra = divmod(width - self.splitter.handleWidth() * (count - 1), count)
+        self.splitter.setSizes([share + (1 if i < extra else 0) for i in range(count)])
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.equalize_columns()  # the splitter has its real width now
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if not self._dragged:
+            self.equalize_columns()
 
     def _add_column(self, model: str) -> None:
         index = len(self.columns)
@@ -279,12 +359,46 @@ class CompareWindow(QWidget):
                     True, title=f"{LABELS[index]} \N{MIDDLE DOT} {run.shown_name(index)}"
                 )
 
-    def new_compare(self) -> None:
-        """Start over: a fresh setup (the run's conversation stays in the history)."""
+    def new_compare(self) -> QMessageBox | None:
+        """Start over with a fresh setup. A run whose replies were not exported nor continued
+        in the chat, or whose blind vote was not cast, is cleared only once the user says so
+        (the question, opened non-modally, is returned); otherwise at once."""
+        if self.controller.busy:
+            return None
+        loss = self._what_would_be_lost()
+        if loss is None:
+            self._start_over()
+            return None
+        box = QMessageBox(
+            QMessageBox.Icon.Question, "New compare", NEW_COMPARE_QUESTION, parent=self
+        )
+        box.setInformativeText(loss)
+        box.setStandardButtons(QMessageBox.StandardButton.Cancel)
+        discard = box.addButton(DISCARD_LABEL, QMessageBox.ButtonRole.DestructiveRole)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        discard.clicked.connect(self._start_over)
+        self.discard_box = box
+        box.open()
+        return box
+
+    def _what_would_be_lost(self) -> str | None:
+        """What clearing the run loses, in words; None when nothing would be."""
+        run = self.controller.run
+        if run is None or not run.rounds or self.run_continued:
+            return None
+        lost = []
+        if self._exported_rounds < len(run.rounds):
+            lost.append(LOST_COLUMNS)
+        if self.controller.can_vote():
+            lost.append(LOST_VOTE)
+        return " ".join(lost) + KEPT_IN_HISTORY if lost else None
+
+    def _start_over(self) -> None:
         if self.controller.busy:
             return
         self.controller.reset()
         self.run_continued = False
+        self._exported_rounds = 0
         for column in self.columns:
             column.hide()
             column.deleteLater()
@@ -292,6 +406,11 @@ class CompareWindow(QWidget):
         self.note.clear()
         self.set_column_count(self.count_box.value())
         self._update_state()
+
+    def _on_exported(self, path: str) -> None:
+        run = self.controller.run
+        self._exported_rounds = len(run.rounds) if run is not None else 0
+        self.note.setText(f"Saved {Path(path).name}.")
 
     # -- controller signals ----------------------------------------------------------------
 
@@ -331,8 +450,14 @@ class CompareWindow(QWidget):
         )
 
     def _on_finished(self, column: int, status: str, metrics: ColumnMetrics) -> None:
-        message = self.controller.message(column)
-        self.columns[column].finish(status, message.content if message else "", metrics)
+        message, run = self.controller.message(column), self.controller.run
+        self.columns[column].finish(
+            status,
+            message.content if message else "",
+            metrics,
+            reasoning=message.reasoning if message else "",
+            hide_figures=run is not None and not run.revealed,
+        )
         self._update_state()
 
     def _on_continued(self, _conversation_id: str) -> None:
@@ -341,6 +466,8 @@ class CompareWindow(QWidget):
 
     def _on_revealed(self, _models: list[str]) -> None:
         self._retitle()
+        for column in self.columns:
+            column.show_figures(hidden=False)  # the vote is cast: cost and speed may show
         vote = self.controller.vote
         if vote is not None:
             self.note.setText(f"Your vote: {_vote_words(vote.verdict, vote.winner)}. Saved.")

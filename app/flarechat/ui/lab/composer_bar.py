@@ -3,6 +3,7 @@ context meter, and the template form that appears when the message has ``{{varia
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from flarechat.core.lab.kinds import PRESETS, PROMPTS, TEMPLATES
 from flarechat.core.lab.variables import fill, variables
 from flarechat.ui.chat.composer import ComposerWidget
 from flarechat.ui.lab.controller import LabController
@@ -26,7 +28,7 @@ from flarechat.ui.shared.theme import scaled_font
 if TYPE_CHECKING:  # dialogs are imported when first opened (their classes: start-up time)
     from PySide6.QtWidgets import QInputDialog
 
-    from flarechat.ui.lab.presets_dialog import PresetsDialog
+    from flarechat.ui.lab.library_dialog import LibraryDialog
 
 __all__ = ["LabBar"]
 
@@ -35,6 +37,11 @@ DRAFT_DEBOUNCE_MS = 150
 BAR_FONT_FACTOR = 0.9
 DEFAULT_STAR = "\N{BLACK STAR} "
 MISSING_TEXT = "Fill in {names} first (the template form above the message)."
+MANAGE_PRESETS = "Manage presets\N{HORIZONTAL ELLIPSIS}"
+MANAGE_PROMPTS = "Manage system prompts\N{HORIZONTAL ELLIPSIS}"
+MANAGE_TEMPLATES = "Manage templates\N{HORIZONTAL ELLIPSIS}"
+SAVE_PROMPT = "Save current system prompt\N{HORIZONTAL ELLIPSIS}"
+SAVE_TEMPLATE = "Save message as template\N{HORIZONTAL ELLIPSIS}"
 
 
 def _menu_button(text: str, name: str, parent: QWidget) -> tuple[QToolButton, QMenu]:
@@ -57,7 +64,7 @@ class LabBar(QWidget):
         super().__init__(parent)
         self.setObjectName("labBar")
         self.lab, self.composer = lab, composer
-        self.presets_dialog: PresetsDialog | None = None
+        self.library_dialog: LibraryDialog | None = None
         self.name_dialog: QInputDialog | None = None
         self.preset_button, self.preset_menu = _menu_button("Preset", "Presets", self)
         self.prompt_button, self.prompt_menu = _menu_button("System prompt", "System prompts", self)
@@ -149,29 +156,79 @@ class LabBar(QWidget):
             self.ask_preset_name,
             enabled=has_chat,
         )
-        self._item(menu, "Manage presets\N{HORIZONTAL ELLIPSIS}", self.open_presets)
+        self._item(menu, MANAGE_PRESETS, self.open_presets)
 
     def ask_preset_name(self) -> None:
         """Name the new preset (a non-modal input dialog: never exec())."""
+        self._ask_name(
+            "Save preset",
+            label="Name of the preset (model, parameters, system prompt, gateway):",
+            offered=self.lab.chat.current_model().rsplit("/", 1)[-1],
+            save=self.lab.save_preset,
+        )
+
+    def ask_prompt_name(self) -> None:
+        """Name the chat's system prompt before it is saved (its first words are offered)."""
+        from flarechat.core.lab.prompt_library import prompt_title
+
+        text = self.lab.current_system_prompt()
+        self._ask_name(
+            "Save system prompt",
+            label="Name of the system prompt:",
+            offered=prompt_title(text),
+            save=partial(self._save_prompt, text),
+        )
+
+    def ask_template_name(self) -> None:
+        """Name the message before it is saved as a template."""
+        from flarechat.core.lab.prompt_library import prompt_title
+
+        text = self.composer.text()
+        self._ask_name(
+            "Save template",
+            label="Name of the template:",
+            offered=prompt_title(text),
+            save=partial(self._save_template, text),
+        )
+
+    def _save_prompt(self, text: str, name: str) -> None:
+        self.lab.save_prompt(text, name)
+
+    def _save_template(self, text: str, name: str) -> None:
+        self.lab.save_template(text, name)
+
+    def _ask_name(
+        self, title: str, label: str, offered: str, save: Callable[[str], object]
+    ) -> None:
         from PySide6.QtWidgets import QInputDialog
 
         dialog = QInputDialog(self)
-        dialog.setWindowTitle("Save preset")
-        dialog.setLabelText("Name of the preset (model, parameters, system prompt, gateway):")
-        dialog.setTextValue(self.lab.chat.current_model().rsplit("/", 1)[-1])
-        dialog.textValueSelected.connect(lambda name: self.lab.save_preset(name))
+        dialog.setWindowTitle(title)
+        dialog.setLabelText(label)
+        dialog.setTextValue(offered)
+        dialog.textValueSelected.connect(lambda name: save(name))
         self.name_dialog = dialog
         dialog.open()
 
-    def open_presets(self) -> PresetsDialog:
-        if self.presets_dialog is None:
-            from flarechat.ui.lab.presets_dialog import PresetsDialog  # not before the first paint
+    def open_presets(self) -> LibraryDialog:
+        return self.open_library(PRESETS)
 
-            self.presets_dialog = PresetsDialog(self.lab, self.window())
-        self.presets_dialog.refresh()
-        self.presets_dialog.show()
-        self.presets_dialog.raise_()
-        return self.presets_dialog
+    def open_library(self, kind: str) -> LibraryDialog:
+        """The manager of saved presets, prompts and templates, at the tab of ``kind``."""
+        if self.library_dialog is None:
+            from flarechat.ui.lab.library_dialog import LibraryDialog  # not before the first paint
+
+            self.library_dialog = LibraryDialog(
+                self.lab,
+                use_template=self.composer.set_text,
+                models=self.lab.model_names(),
+                parent=self.window(),
+            )
+        self.library_dialog.refresh()
+        self.library_dialog.show_kind(kind)
+        self.library_dialog.show()
+        self.library_dialog.raise_()
+        return self.library_dialog
 
     def _fill_prompt_menu(self) -> None:
         menu, lab = self.prompt_menu, self.lab
@@ -188,14 +245,14 @@ class LabBar(QWidget):
         saved = any(p.text == current for p in lab.prompts())
         self._item(
             menu,
-            "Save current system prompt",
-            partial(lab.save_prompt, current),
+            SAVE_PROMPT,
+            self.ask_prompt_name,
             enabled=bool(current.strip()) and not saved,
         )
         self._item(
             menu, "No system prompt", partial(lab.use_system_prompt, ""), enabled=bool(current)
         )
-        self._delete_menu(menu, [(p.id, p.name) for p in lab.prompts()], lab.delete_prompt)
+        self._item(menu, MANAGE_PROMPTS, partial(self.open_library, PROMPTS))
 
     def _fill_template_menu(self) -> None:
         menu, lab = self.template_menu, self.lab
@@ -208,15 +265,8 @@ class LabBar(QWidget):
         known = any(t.text == text for t in lab.templates())
         self._item(
             menu,
-            "Save message as template",
-            partial(lab.save_template, text),
+            SAVE_TEMPLATE,
+            self.ask_template_name,
             enabled=bool(variables(text)) and not known,
         )
-        self._delete_menu(menu, [(t.id, t.name) for t in lab.templates()], lab.delete_template)
-
-    def _delete_menu(self, menu: QMenu, items: list[tuple[str, str]], delete: object) -> None:
-        if not items or not callable(delete):
-            return
-        sub = menu.addMenu("Delete")
-        for item_id, name in items:
-            self._item(sub, name, partial(delete, item_id))
+        self._item(menu, MANAGE_TEMPLATES, partial(self.open_library, TEMPLATES))

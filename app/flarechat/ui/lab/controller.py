@@ -7,29 +7,32 @@ Qt-widget-free, like ``ui.control``: widgets call its methods and listen to its 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from PySide6.QtCore import QObject, Signal
 
 from flarechat.api.models import ModelInfo
-from flarechat.core import meters
+from flarechat.core import ledger, meters
 from flarechat.core.connect import ConfigurationError
 from flarechat.core.conversation import ConversationTree, new_id
+from flarechat.core.lab.kinds import PRESETS, PROMPTS, TEMPLATES
 from flarechat.core.lab.variables import variables
 from flarechat.core.store import StoreError
 from flarechat.core.tasks import TaskKeeper
 from flarechat.ui.control.chat import ChatController
 from flarechat.ui.control.preferences import Preferences
+from flarechat.versioned_file import FileNotWritable
 
 if TYPE_CHECKING:
     # The library's items and file are imported by start(), after the first paint (~10 ms
     # of start-up: their dataclasses, csv); View as code when first used (request_code).
     from flarechat.core.lab.exchange import LabImportReport
-    from flarechat.core.lab.library import LabLibrary
+    from flarechat.core.lab.library import LabLibrary, Shelf
     from flarechat.core.lab.presets import Preset
     from flarechat.core.lab.prompt_library import SavedPrompt
     from flarechat.core.lab.request_view import RequestCode
@@ -40,7 +43,7 @@ __all__ = ["DayUsageSource", "LabController"]
 
 log = logging.getLogger(__name__)
 
-ReplyRows = list[tuple[str | None, dict[str, Any] | None, dict[str, Any] | None]]
+ReplyRows = list[ledger.LedgerRow]
 #: A conversation with more messages than this has its usage summed off the GUI thread:
 #: summing thousands of replies would hold up the first paint of the conversation opened.
 USAGE_INLINE_MAX = 500
@@ -92,10 +95,16 @@ class LabController(QObject):
         self._clock = clock
         self._jobs = TaskKeeper("lab")
         self._save_lock = asyncio.Lock()
+        #: set once the file was read (or failed to): no save before, which would replace
+        #: the user's library with what was made in the meantime (issue 25 item 2)
+        self._loaded = asyncio.Event()
+        if library is not None:
+            self._loaded.set()  # given whole: there is no file to wait for
         self._models: dict[str, ModelInfo] = {}
         self._adhoc_values: dict[str, dict[str, str]] = {}  # per template text, this session
         self._day_rows: ReplyRows = []
-        self.day = meters.UsageTotal()
+        #: today's usage of the account in use (demo mode's own, in demo mode): the ledger's
+        self.day = ledger.DayUsage()
         #: The open conversation's usage, summed once per key (see conversation_usage).
         #: totals of the last few states summed (switching back to a chat sums it no more)
         self._conversation_totals: dict[_UsageKey, meters.UsageTotal] = {}
@@ -136,6 +145,7 @@ class LabController(QObject):
             asyncio.get_running_loop()
         except RuntimeError:
             self.library = self.store.load()
+            self._loaded.set()
             self.library_changed.emit()
             return
         self._jobs.spawn(self.load(), name="load-lab")
@@ -147,10 +157,17 @@ class LabController(QObject):
         self.refresh_usage()
 
     async def load(self) -> None:
-        """Read the lab file off the GUI thread (start-up)."""
-        self.library = await asyncio.to_thread(self.store.load)
+        """Read the lab file off the GUI thread (start-up). What was saved while it was being
+        read joins what it holds, and is saved once it is known."""
+        made_meanwhile = self._library
+        try:
+            self.library = await asyncio.to_thread(self.store.load)
+        finally:
+            self._loaded.set()
         for problem in self.store.problems:
             self.problem.emit(problem)
+        if made_meanwhile is not None and _join(self.library, made_meanwhile):
+            self._jobs.spawn(self._save(), name="save-lab")
         self.library_changed.emit()
         # The file is read after the first paint, when the start-up's new chat may be open
         # already: it starts from the default preset all the same.
@@ -163,9 +180,12 @@ class LabController(QObject):
         self._jobs.spawn(self._save(), name="save-lab")
 
     async def _save(self) -> None:
+        await self._loaded.wait()
         async with self._save_lock:
             try:
                 await asyncio.to_thread(self.store.save, self.library)
+            except FileNotWritable as error:
+                self.problem.emit(f"The presets and templates were not saved. {error}")
             except (OSError, ValueError) as error:
                 self.problem.emit(f"The presets and templates could not be saved ({error}).")
 
@@ -190,7 +210,7 @@ class LabController(QObject):
             model=self.chat.current_model(),
             gateway=gateway,
         )
-        preset = self.library.presets.add(preset)
+        preset = self.library.presets.add(_named(preset, name))
         self._changed()
         return preset
 
@@ -211,18 +231,14 @@ class LabController(QObject):
         return True
 
     def rename_preset(self, preset_id: str, name: str) -> None:
-        if self.library.presets.rename(preset_id, name) is not None:
-            self._changed()
+        self.rename_item(PRESETS, preset_id, name)
 
     def duplicate_preset(self, preset_id: str) -> Preset | None:
-        copy = self.library.presets.duplicate(preset_id)
-        if copy is not None:
-            self._changed()
+        copy: Preset | None = self.duplicate_item(PRESETS, preset_id)
         return copy
 
     def delete_preset(self, preset_id: str) -> None:
-        if self.library.remove_preset(preset_id) is not None:
-            self._changed()
+        self.delete_item(PRESETS, preset_id)
 
     def set_default_preset(self, preset_id: str | None) -> None:
         if preset_id is None or preset_id in self.library.presets:
@@ -251,16 +267,14 @@ class LabController(QObject):
     def save_prompt(self, text: str, name: str = "") -> SavedPrompt | None:
         if not text.strip():
             return None
-        from flarechat.core.lab.prompt_library import SavedPrompt, prompt_title
+        from flarechat.core.lab.prompt_library import SavedPrompt
 
-        prompt = SavedPrompt(new_id(), name.strip() or prompt_title(text), text)
-        prompt = self.library.prompts.add(prompt)
+        prompt = self.library.prompts.add(_named(SavedPrompt(new_id(), name, text), name))
         self._changed()
         return prompt
 
     def delete_prompt(self, prompt_id: str) -> None:
-        if self.library.prompts.remove(prompt_id) is not None:
-            self._changed()
+        self.delete_item(PROMPTS, prompt_id)
 
     def use_system_prompt(self, text: str) -> None:
         """Set the chat on screen's system prompt, keeping its parameters."""
@@ -279,17 +293,14 @@ class LabController(QObject):
     def save_template(self, text: str, name: str = "") -> Template | None:
         if not variables(text):
             return None
-        from flarechat.core.lab.prompt_library import prompt_title
         from flarechat.core.lab.templates import Template
 
-        template = Template(new_id(), name.strip() or prompt_title(text), text)
-        template = self.library.templates.add(template)
+        template = self.library.templates.add(_named(Template(new_id(), name, text), name))
         self._changed()
         return template
 
     def delete_template(self, template_id: str) -> None:
-        if self.library.templates.remove(template_id) is not None:
-            self._changed()
+        self.delete_item(TEMPLATES, template_id)
 
     def _template_for(self, text: str) -> Template | None:
         if self._library is None:  # not read yet (the composer asks before the first paint)
@@ -308,9 +319,47 @@ class LabController(QObject):
         if template is None:
             self._adhoc_values[text] = dict(values)
         elif dict(template.values) != dict(values):
-            from flarechat.core.lab.templates import Template
+            self.library.templates.put(dataclasses.replace(template, values=dict(values)))
+            self._changed()
 
-            self.library.templates.put(Template(template.id, template.name, text, dict(values)))
+    # -- any saved item: rename, edit, duplicate, delete -------------------------------------
+
+    def shelf(self, kind: str) -> Shelf[Any]:
+        """The presets, prompts or templates (``kind``: PRESETS, PROMPTS, TEMPLATES)."""
+        shelves: dict[str, Shelf[Any]] = {
+            PRESETS: self.library.presets,
+            PROMPTS: self.library.prompts,
+            TEMPLATES: self.library.templates,
+        }
+        return shelves[kind]
+
+    def rename_item(self, kind: str, item_id: str, name: str) -> None:
+        if " ".join(name.split()) and self.shelf(kind).rename(item_id, name) is not None:
+            self._changed()
+
+    def edit_item(self, kind: str, item_id: str, **changes: Any) -> Any:
+        """Change a saved item's fields; the item as kept. Raises ``ValueError`` with a
+        sentence for the user when the change is refused (nothing is changed then)."""
+        item = self.shelf(kind).get(item_id)
+        if item is None:
+            raise ValueError("That item was deleted meanwhile.")
+        edited = _checked_edit(kind, dataclasses.replace(item, **changes))
+        if edited == item:
+            return item
+        kept = self.shelf(kind).edit(item_id, **changes)
+        self._changed()
+        return kept
+
+    def duplicate_item(self, kind: str, item_id: str) -> Any:
+        copy = self.shelf(kind).duplicate(item_id)
+        if copy is not None:
+            self._changed()
+        return copy
+
+    def delete_item(self, kind: str, item_id: str) -> None:
+        shelf = self.shelf(kind)
+        gone = self.library.remove_preset(item_id) if kind == PRESETS else shelf.remove(item_id)
+        if gone is not None:
             self._changed()
 
     # -- export and import (WorkspaceController calls these) --------------------------------
@@ -349,8 +398,12 @@ class LabController(QObject):
     def set_models(self, models: Sequence[ModelInfo]) -> None:
         self._models = {m.name: m for m in models}
         self._usage_epoch += 1
-        self.day = meters.total_usage(self._day_rows, self._models)  # prices may be new
+        self.day = self._day_usage(self._day_rows)  # prices may be new
         self.usage_changed.emit()
+
+    def model_names(self) -> list[str]:
+        """The catalogue's text-generation models (what a preset may use)."""
+        return [m.name for m in self._models.values() if m.task == "Text Generation"]
 
     def model_info(self, model: str | None = None) -> ModelInfo | None:
         return self._models.get(model or self.chat.current_model())
@@ -428,12 +481,18 @@ class LabController(QObject):
     def now(self) -> datetime:
         return datetime.fromtimestamp(self._clock(), UTC)
 
+    def _day_usage(self, rows: ReplyRows) -> ledger.DayUsage:
+        """The day as the ledger reads it, for the account in use: demo mode's replies never
+        count against the real account's allocation (nor the real ones in demo mode)."""
+        return ledger.day_usage(rows, self._models, demo=self.prefs.demo is not None)
+
     def on_turn_finished(self, *_: object) -> None:
         self._usage_epoch += 1  # the reply's usage arrived with it
         self.refresh_usage()
 
     def _on_turn_failed(self, *_: object) -> None:
         self._usage_epoch += 1  # a reply cut short may still have been billed
+        self.refresh_usage()  # ...and a daily-allocation refusal fills the gauge
 
     def on_models_loaded(self, models: list[ModelInfo], *_: object) -> None:
         self.set_models(models)
@@ -456,7 +515,7 @@ class LabController(QObject):
             log.info("today's usage unavailable: %s", error)
             return
         self._day_rows = rows
-        self.day = meters.total_usage(rows, self._models)
+        self.day = self._day_usage(rows)
         self.usage_changed.emit()
 
     # -- lifetime ----------------------------------------------------------------------------
@@ -467,3 +526,52 @@ class LabController(QObject):
 
     async def drain(self) -> None:
         await self._jobs.drain()
+
+
+_NamedItem = TypeVar("_NamedItem", "Preset", "SavedPrompt", "Template")
+
+
+def _named(item: _NamedItem, name: str) -> _NamedItem:
+    """``item`` with the name the user gave, or made from it (and following it) when they gave
+    none or took the one offered."""
+    from flarechat.core.lab.library import derived_name
+
+    given = " ".join(name.split())
+    auto = derived_name(item)
+    return dataclasses.replace(item, name=given or auto, auto_name=given in ("", auto))
+
+
+def _checked_edit(kind: str, item: Any) -> Any:
+    """``item`` as edited, or ValueError saying what the user must change."""
+    if kind == PRESETS:
+        from flarechat.core.lab import presets
+
+        if not item.model.strip():
+            raise ValueError("A preset needs a model.")
+        problems: list[str] = []
+        presets.checked_params(item.params, problems)
+        if problems:
+            raise ValueError(" ".join(problems).replace("it was left out", "fix it first"))
+        return item
+    if not item.text.strip():
+        raise ValueError("The text is empty: write it, or delete the item instead.")
+    if kind == TEMPLATES and not variables(item.text):
+        raise ValueError("A template needs at least one {{variable}} in its text.")
+    return item
+
+
+def _join(library: LabLibrary, extra: LabLibrary) -> bool:
+    """Add ``extra``'s presets, prompts and templates to ``library``; whether any were."""
+    added = False
+    for preset in extra.presets:
+        library.presets.put(preset)
+        added = True
+    for prompt in extra.prompts:
+        library.prompts.put(prompt)
+        added = True
+    for template in extra.templates:
+        library.templates.put(template)
+        added = True
+    if extra.default_preset_id is not None:
+        library.default_preset_id = extra.default_preset_id
+    return added

@@ -9,6 +9,7 @@ from PySide6.QtCore import QEvent, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget
 
 from flarechat.core import figures, meters
+from flarechat.core.ledger import DayUsage
 from flarechat.core.meters import ContextLevel, ContextUse, GaugeLevel, UsageTotal
 from flarechat.ui.shared.theme import current_palette, mute
 
@@ -37,6 +38,10 @@ CONTEXT_TIPS = {
         "Start a new chat, shorten the message, or pick a model with a larger context."
     ),
 }
+USED_UP_TEXT = "Free neurons used up today"
+USED_UP_TIP = (
+    "Workers AI said today's free allocation is used up: requests are refused until it resets."
+)
 ESTIMATE_TIP = (
     "~ means estimated (about 4 characters a token) until the server reports the tokens of a "
     "reply; after that the count is the server's own, plus an estimate of what you type."
@@ -81,16 +86,21 @@ class AllocationGauge(QWidget):
         self._reset_timer.setObjectName("allocation-reset")
         self._reset_timer.timeout.connect(self.day_ended)
 
-    def show_usage(self, day: UsageTotal, *, now: datetime) -> None:
-        self.level = meters.allocation_level(day.neurons)
-        self.bar.setValue(min(meters.FREE_DAILY_NEURONS, round(day.neurons)))
+    def show_usage(self, day: DayUsage, *, now: datetime) -> None:
+        """Today's usage as the ledger counts it; full once Workers AI said the allocation is
+        used up (a 4006), whatever was counted here, until the reset at 00:00 UTC."""
+        neurons = meters.FREE_DAILY_NEURONS if day.used_up else day.neurons
+        self.level = meters.allocation_level(neurons)
+        self.bar.setValue(min(meters.FREE_DAILY_NEURONS, round(neurons)))
         self._restyle()
-        share = day.neurons / meters.FREE_DAILY_NEURONS
-        text = f"{share:.0%} of free neurons today"
+        share = neurons / meters.FREE_DAILY_NEURONS
+        text = USED_UP_TEXT if day.used_up else f"{share:.0%} of free neurons today"
         if day.priced:
             text += f" \N{MIDDLE DOT} {meters.cost_text(day.cost)}"
         self.label.setText(text)
-        tip = meters.allocation_tooltip(day.neurons, now=now)
+        tip = meters.allocation_tooltip(day.neurons, now=now)  # what was counted here
+        if day.used_up:
+            tip = f"{USED_UP_TIP}\n{tip}"
         if day.priced:
             cost = meters.cost_text(day.cost)
             tip += f"\nToday's replies: {cost} (an estimate from the catalogue's prices)."

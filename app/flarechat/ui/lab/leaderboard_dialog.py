@@ -33,6 +33,7 @@ from flarechat.core.lab.votes import (
     votes_json,
 )
 from flarechat.core.tasks import TaskKeeper
+from flarechat.paths import MAX_IMPORT_BYTES, read_regular_file
 
 __all__ = ["COLUMNS", "LeaderboardDialog", "standings_of"]
 
@@ -126,6 +127,8 @@ class LeaderboardDialog(QDialog):
             self.status.setText(f"The votes could not be read: {error.strerror or error}.")
             return
         self.show_votes(votes)
+        if self.book.problems:  # the file was set aside or is a newer version's
+            self.status.setText(" ".join([*self.book.problems, self.status.text()]))
 
     def show_votes(self, votes: list[Vote]) -> None:
         self.votes = votes
@@ -187,8 +190,8 @@ class LeaderboardDialog(QDialog):
 
     async def _import(self, path: Path) -> None:
         try:
-            text = await asyncio.to_thread(path.read_text, encoding="utf-8")
-            added = await asyncio.to_thread(self.book.merge, parse_votes(text))
+            raw = await asyncio.to_thread(read_regular_file, path, limit=MAX_IMPORT_BYTES)
+            added = await asyncio.to_thread(self.book.merge, parse_votes(raw.decode("utf-8")))
         except (OSError, UnicodeDecodeError, VotesFormatError) as error:
             self.status.setText(f"Could not import {path.name}: {error}")
             return

@@ -57,6 +57,7 @@ class LabHooks:
         self.lab.usage_changed.connect(self.show_usage)
         self.lab.problem.connect(self._status)
         self.gauge.day_ended.connect(self.lab.refresh_usage)
+        workspace.demo_changed.connect(lambda *_: self.lab.refresh_usage())  # another account
         # The library file (and the lab's item and file modules, ~10 ms) is read once the
         # chat engine is built, after the first paint: the first frame shows none of it.
         self.chat.when_started(self.lab.start)

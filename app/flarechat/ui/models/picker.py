@@ -184,6 +184,8 @@ class ModelPicker(QWidget):
         self._current = ""
         self._fetched_at: float | None = None
         self._offline = False
+        #: why the last live fetch failed (a sentence); "" once one succeeds
+        self._problem = ""
         self._loading = False
         self._account_missing = False
         self._model = ModelListModel(self)
@@ -228,6 +230,8 @@ class ModelPicker(QWidget):
         self._model.set_models(ordered)
         self._fetched_at = fetched_at
         self._offline = offline
+        if not offline:
+            self._problem = ""
         self._update_button()
         self._update_status()
         if self._popup is not None and self._popup.isVisible():  # landed while choosing
@@ -239,6 +243,12 @@ class ModelPicker(QWidget):
             self._popup.delegate.current_id = model_id
             viewport_of(self._popup.view).update()  # (start-up time: ui/shared/wrappers.py)
         self._update_button()
+
+    def set_problem(self, text: str) -> None:
+        """Why the live catalogue could not be fetched: the status says it (not "Offline",
+        which a server that answered, or refused the token, is not) until a fetch succeeds."""
+        self._problem = text
+        self._update_status()
 
     def set_account_missing(self, missing: bool) -> None:
         """No account (and no demo): Refresh cannot fetch, and the status says why."""
@@ -297,6 +307,11 @@ class ModelPicker(QWidget):
         if self._account_missing:
             return NO_ACCOUNT_STATUS
         age = None if self._fetched_at is None else format_age(self._clock() - self._fetched_at)
+        if self._offline and self._problem:
+            if not self._model.rowCount():
+                return f"Not updated: {self._problem}"
+            cached = f"the list updated {age}" if age else "the cached list"
+            return f"Not updated: {self._problem} Showing {cached}."
         if self._offline:
             if not self._model.rowCount():
                 return "Offline — no cached list"

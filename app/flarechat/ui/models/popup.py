@@ -62,6 +62,7 @@ class ModelPickerPopup(QFrame):
         self.status = QLabel(self)
         self.status.setAccessibleName("Model list status")
         self.status.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.status.setWordWrap(True)  # a failed fetch says why, in a sentence or two
         self.refresh_button = QToolButton(self)
         self.refresh_button.setText("Refresh")
         self.refresh_button.setIcon(icon("refresh"))

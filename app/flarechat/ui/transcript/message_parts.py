@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from flarechat.ui.shared.capped import ShowAllButton, excerpt
 from flarechat.ui.shared.icons import icon
 from flarechat.ui.shared.theme import (
     SMALL_FONT_FACTOR,
@@ -38,7 +39,7 @@ __all__ = [
     "wrapped_label",
 ]
 
-CONTINUE_HINT = "The reply hit the max-tokens limit — Continue, or raise the limit in Settings."
+CONTINUE_HINT = "The reply hit the max-tokens limit."
 ACTION_ICON_PX = 16
 REASONING_RULE_PX = 2
 #: Dynamic property marking labels whose font derives from the message font.
@@ -98,11 +99,11 @@ class ContinueRow(QFrame):
     def __init__(self, on_continue: Callable[[], None]) -> None:
         super().__init__()
         self.setObjectName("continueRow")
-        hint = wrapped_label("mutedLabel", muted=True)
+        self.hint = hint = wrapped_label("mutedLabel", muted=True)
         hint.setText(CONTINUE_HINT)
         self.button = named(QPushButton(icon("continue"), "Continue"), "continueButton")
         self.button.setAccessibleName("Continue the reply")
-        self.button.setToolTip("Ask the model to continue where it stopped")
+        self.button.setToolTip("Let the model go on with this reply from where it stopped")
         self.button.clicked.connect(on_continue)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(10, 6, 6, 6)
@@ -152,12 +153,17 @@ class _ReasoningText(WrappedLabel):
 
 
 class ReasoningSection(QWidget):
-    """A collapsible "Thinking" section; follows the reply until the user toggles it."""
+    """A collapsible "Thinking" section; follows the reply until the user toggles it.
+
+    It renders at most ``RENDERED_CHARS`` of the reasoning (a ``<think>`` never closed can
+    hold megabytes, streamed a flush at a time); "Show all" opens the rest in a viewer.
+    """
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.user_toggled = False
         self._live = False
+        self._full = self._shown = ""
         self._toggle = mute(named(QToolButton(), "reasoningToggle"))
         self._toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self._toggle.setAutoRaise(True)
@@ -168,29 +174,45 @@ class ReasoningSection(QWidget):
         self._text.setTextFormat(Qt.TextFormat.PlainText)
         self._text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._text.setContentsMargins(REASONING_RULE_PX + 10, 2, 0, 2)
+        self.show_all = ShowAllButton("The model's reasoning", parent=self)
+        self._body = QWidget(self)
+        body = QVBoxLayout(self._body)
+        body.setContentsMargins(0, 0, 0, 0)
+        body.setSpacing(2)
+        body.addWidget(self._text)
+        body.addWidget(self.show_all, 0, Qt.AlignmentFlag.AlignLeft)
         column = QVBoxLayout(self)
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(4)
         column.addWidget(self._toggle, 0, Qt.AlignmentFlag.AlignLeft)
-        column.addWidget(self._text)
+        column.addWidget(self._body)
         self.set_expanded(False)
 
     @property
     def expanded(self) -> bool:
-        return not self._text.isHidden()
+        return not self._body.isHidden()
 
     @property
     def text(self) -> str:
+        """All of the reasoning (what is rendered may be only its start)."""
+        return self._full
+
+    @property
+    def rendered_text(self) -> str:
         return self._text.text()
 
     def set_text(self, text: str, *, live: bool) -> None:
         self._live = live
-        if text != self._text.text():
-            self._text.setText(text)
+        self._full = text
+        shown = excerpt(text)
+        if shown != self._shown:  # past the cap, a streamed update lays nothing out again
+            self._shown = shown
+            self._text.setText(shown)
+        self.show_all.set_text(text, shown=len(shown))
         self._update_toggle()
 
     def set_expanded(self, expanded: bool) -> None:
-        self._text.setVisible(expanded)
+        self._body.setVisible(expanded)
         self._update_toggle()
 
     def _on_toggle_clicked(self) -> None:

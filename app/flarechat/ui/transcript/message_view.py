@@ -29,6 +29,7 @@ from flarechat.ui.control.view_data import MessageData
 from flarechat.ui.shared.icons import APP_ICON, icon
 from flarechat.ui.shared.theme import current_palette, fill_rounded, named
 from flarechat.ui.transcript.message_parts import (
+    CONTINUE_HINT,
     ContinueRow,
     ReasoningSection,
     SiblingSwitcher,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:  # imported where a reply body is first made: the first frame 
     from flarechat.ui.transcript.markdown_view import MarkdownView
 
 __all__ = [
+    "ALL_REASONING_NOTE",
     "FINAL_STATUSES",
     "OPEN_STATUSES",
     "MessageData",
@@ -67,6 +69,8 @@ AVATAR_PX = 18
 #: A long body still rendering in steps is marked once it is done: checked this often.
 MARK_RETRY_MS = 30
 _LOG_LINK = "flarechat:copy-log-id"
+#: Under a finished reply that was all reasoning.
+ALL_REASONING_NOTE = "No answer came: the reply was all reasoning."
 #: Parts below the header, in layout order; each is created the first time it is needed.
 _PART_ORDER = (
     *("reasoning", "typing", "images", "body", "plain", "json", "tools"),
@@ -79,6 +83,13 @@ def load_body_module() -> None:
     """Import the reply body's module (Markdown glue, QTextDocument's enums: ~10-30 ms) once
     the window is up, so neither the first paint nor the first reply pays for it."""
     from flarechat.ui.transcript import markdown_view  # noqa: F401
+
+
+def _all_reasoning(data: MessageData) -> bool:
+    """A finished reply with reasoning and nothing else (a ``<think>`` never closed…)."""
+    finished = data.status not in OPEN_STATUSES
+    answered = data.content.strip() or data.tool_calls or data.error_text
+    return data.role == "assistant" and finished and bool(data.reasoning) and not answered
 
 
 def status_marker(status: str, note: str | None = None) -> str:
@@ -99,8 +110,8 @@ class MessageView(QFrame):
     Concealed, they keep their place, focus and accessible names (only their painting is held
     back), so Tab still reaches them, which shows them, and the text never moves.
 
-    Find marks: ``mark_matches(query)`` highlights every occurrence of a query in the shown
-    text (the first one stronger) until ``clear_matches()``.
+    Find marks: ``mark_matches(query, current=k)`` highlights every occurrence of a query in
+    the shown text (occurrence k stronger) until ``clear_matches()``.
 
     Signals (all carry the message id):
         regenerate_requested(str), edit_requested(str), continue_requested(str),
@@ -134,6 +145,7 @@ class MessageView(QFrame):
         self._actions: list[QToolButton] = []
         self._hovered = self._focused = self._pinned = False
         self._query = ""
+        self._current_match: int | None = None  # the find bar's current occurrence in it
         self._marks_timer: QTimer | None = None
         self._label_marks: tuple[str, str] | None = None  # a user label's (marked, plain) text
         self._start_at_column_width(parent)
@@ -333,17 +345,25 @@ class MessageView(QFrame):
 
     # -- find marks ------------------------------------------------------------------------------
 
-    def mark_matches(self, query: str) -> QRect | None:
+    def mark_matches(self, query: str, *, current: int | None = 0) -> QRect | None:
         """Highlight every occurrence of ``query`` in the shown text (case-insensitive; in code
-        blocks and tables too), the first one stronger. Where the first one is, in this
-        widget's coordinates (None: no occurrence, or the body is still rendering; it is
-        marked when done)."""
+        blocks and tables too), occurrence ``current`` (an index; None: none) stronger. Where
+        that one is, in this widget's coordinates (None: no such occurrence, or the body is
+        still rendering; it is marked when done)."""
         self._query = query.strip()
+        self._current_match = current
         return self._apply_marks()
 
     def clear_matches(self) -> None:
         self._query = ""
+        self._current_match = None
         self._apply_marks()
+
+    def current_match_range(self) -> tuple[int, int] | None:
+        """The marked range shown stronger (the find bar's current match), or None."""
+        ranges = self.match_ranges()
+        index = self._current_match
+        return ranges[index] if index is not None and 0 <= index < len(ranges) else None
 
     def match_ranges(self) -> list[tuple[int, int]]:
         """The marked [start, end) ranges: in the plain text of what is shown (the body's
@@ -373,19 +393,24 @@ class MessageView(QFrame):
         return self._mark_pages(self._pages())
 
     def _mark_pages(self, pages: list[QTextBrowser]) -> QRect | None:
-        """Mark ``pages`` (the first occurrence strong); where that one is, or None."""
+        """Mark ``pages`` (the current occurrence strong, counted across them); where that
+        one is, or None."""
         # Imported when a query is first marked, as are the others of the module: the first
         # frame marks nothing, and its Qt text-format classes' enums cost start-up (#12).
         from flarechat.ui.transcript.match_marks import mark_page
 
         palette = current_palette()
         spot: QRect | None = None
+        wanted = self._current_match
+        before = 0  # occurrences on the pages before this one
         for page in pages:
-            current = 0 if spot is None else None
+            current = None if wanted is None else wanted - before
             cursors = mark_page(page, self._query, palette=palette, current=current)
-            if cursors and spot is None:
-                rect = page.cursorRect(cursors[0]).united(page.cursorRect(_start_of(cursors[0])))
+            if current is not None and 0 <= current < len(cursors):
+                cursor = cursors[current]
+                rect = page.cursorRect(cursor).united(page.cursorRect(_start_of(cursor)))
                 spot = QRect(page.viewport().mapTo(self, rect.topLeft()), rect.size())
+            before += len(cursors)
         return spot
 
     def _mark_user_text(self) -> QRect | None:
@@ -403,9 +428,10 @@ class MessageView(QFrame):
         ranges = find_ranges(shown, self._query) if self._query else []
         if ranges:
             label.setTextFormat(Qt.TextFormat.RichText)
-            label.setText(marked_html(shown, ranges, palette=current_palette()))
+            current = self._current_match
+            label.setText(marked_html(shown, ranges, palette=current_palette(), current=current))
             self._label_marks = (label.text(), shown)
-            return label.geometry()
+            return label.geometry() if current is not None else None
         if label.textFormat() != Qt.TextFormat.PlainText:
             label.setTextFormat(Qt.TextFormat.PlainText)
             label.setText(shown)
@@ -504,8 +530,8 @@ class MessageView(QFrame):
         section = self.reasoning
         section.show()
         section.set_text(data.reasoning, live=live and data.status in OPEN_STATUSES)
-        if not section.user_toggled:
-            section.set_expanded(live and not data.content)
+        if not section.user_toggled:  # open while it is all there is (live or not)
+            section.set_expanded(not data.content)
 
     def _update_chrome(self) -> None:
         data = self._data
@@ -514,6 +540,8 @@ class MessageView(QFrame):
             self._set_visible_part("body", visible=bool(data.content), factory=self._make_body)
         self._set_typing(data.status == "waiting" and not data.content and not data.reasoning)
         marker = status_marker(data.status, self._note)
+        if not marker and _all_reasoning(data):
+            marker = ALL_REASONING_NOTE
         make_marker = partial(wrapped_label, "statusMarker", muted=True)
         if self._set_visible_part("marker", visible=bool(marker), factory=make_marker):
             cast(QLabel, self._parts["marker"]).setText(marker)
@@ -521,7 +549,9 @@ class MessageView(QFrame):
         show_continue = data.role == "assistant" and data.finish_reason == FINISH_LENGTH
         visible = show_continue and not is_open
         if self._set_visible_part("continue", visible=visible, factory=self._make_continue):
-            cast(ContinueRow, self._parts["continue"]).button.setVisible(data.can_continue)
+            row = cast(ContinueRow, self._parts["continue"])
+            row.button.setVisible(data.can_continue)
+            row.hint.setText(data.continue_hint or CONTINUE_HINT)
         self._update_meta()
 
     def _update_capabilities(self) -> None:

@@ -81,7 +81,9 @@ class TranscriptView(QWidget):
         self._streams: dict[str, _Stream] = {}
         self._notes: dict[str, str | None] = {}
         self._dirty: dict[str, None] = {}
-        self._marked: str | None = None  # the message with find marks
+        self._marked: set[str] = set()  # the live messages with find marks
+        self._find: tuple[str, frozenset[str]] = ("", frozenset())  # query, its messages
+        self._current: str | None = None  # the message of the current (strong) match
         # Messages appended this loop turn, not yet in the list: their widgets are made at
         # the turn's end (or when first asked about), so messages of a conversation replaced
         # in the same turn (four chats opened and sent to at once) never get widgets.
@@ -156,25 +158,48 @@ class TranscriptView(QWidget):
         self._settle()
         self._list.scroll_to_latest()
 
-    def scroll_to(self, message_id: str, *, query: str = "") -> bool:
+    def set_find_matches(self, query: str, message_ids: Sequence[str]) -> None:
+        """The find bar's results: every occurrence of ``query`` in these messages is marked
+        (in each live one now, and in any that gets a widget later), none of them stronger
+        until ``scroll_to`` names the current match."""
+        self.clear_matches()
+        self._find = (query.strip(), frozenset(message_ids) if query.strip() else frozenset())
+        for message_id in self._find[1]:
+            view = self._list.view_for(message_id)
+            if view is not None:
+                self._mark(view, current=None)
+
+    def scroll_to(self, message_id: str, *, query: str = "", occurrence: int = 0) -> bool:
         """Open the conversation at a message, however far back (a search hit, a find match).
 
         The page around it is loaded (the window of live widgets jumps there, staying within
         MAX_LIVE_MESSAGES) and it is scrolled near the top. With a ``query``, every occurrence
-        in it is marked, the first one stronger and scrolled into view; the previous message's
-        marks go. False when the message is not in this conversation's visible path.
+        in it is marked, occurrence number ``occurrence`` stronger and scrolled into view; the
+        previous current match turns weak (a find match) or goes (a search hit). False when
+        the message is not in this conversation's visible path.
         """
         self._settle()
         view = self._list.scroll_to(message_id)
         if view is None:
             return False
-        self.clear_matches()
-        if query.strip():
-            self._marked = message_id
-            spot = view.mark_matches(query)
+        query = query.strip()
+        if query != self._find[0] or message_id not in self._find[1]:
+            self.clear_matches()  # not one of the find bar's matches: only it is marked
+            self._find = (query, frozenset({message_id}) if query else frozenset())
+        elif self._current not in (None, message_id):  # the earlier current match turns weak
+            earlier = self._list.view_for(self._current)
+            if earlier is not None:
+                self._mark(earlier, current=None)
+        if query:
+            self._current = message_id
+            spot = self._mark(view, current=occurrence)
             if spot is not None:
                 self._reveal_spot(view, spot)
         return True
+
+    def _mark(self, view: MessageView, *, current: int | None) -> QRect | None:
+        self._marked.add(view.data.id)
+        return view.mark_matches(self._find[0], current=current)
 
     def _reveal_spot(self, view: MessageView, spot: QRect) -> None:
         """Scroll a match deep in a long message up into the viewport."""
@@ -187,10 +212,13 @@ class TranscriptView(QWidget):
     def clear_matches(self) -> None:
         """Remove the find marks (the find bar closed, or its query changed)."""
         self._settle()
-        view = self._list.view_for(self._marked) if self._marked is not None else None
-        if view is not None:
-            view.clear_matches()
-        self._marked = None
+        for message_id in self._marked:
+            view = self._list.view_for(message_id)
+            if view is not None:
+                view.clear_matches()
+        self._marked.clear()
+        self._find = ("", frozenset())
+        self._current = None
 
     def _pin_latest_reply(self) -> None:
         """The newest message, when it is a reply, keeps its actions shown (as chat apps
@@ -212,6 +240,12 @@ class TranscriptView(QWidget):
         self._settle()
         view = self._list.view_for(message_id)
         return view.match_ranges() if view is not None else []
+
+    def current_mark(self, message_id: str) -> tuple[int, int] | None:
+        """The mark shown stronger in a message (the current find match), or None."""
+        self._settle()
+        view = self._list.view_for(message_id)
+        return view.current_match_range() if view is not None else None
 
     # -- messages --------------------------------------------------------------------------------
 
@@ -247,6 +281,18 @@ class TranscriptView(QWidget):
         warm_up_in_background()
         self._streams[message_id] = _Stream()
         self._append(MessageData(id=message_id, role="assistant", status="waiting", model=model))
+
+    def reopen_reply(self, message_id: str) -> None:
+        """Open a reply already shown again (Continue): its text streams on from where it
+        stopped, in the same message (its Continue offer goes while it is open)."""
+        self._settle()
+        position = self._list.position(message_id)
+        if position is None:
+            return
+        data = self._list.item(position)
+        self._streams[message_id] = _Stream(content=data.content, reasoning=data.reasoning)
+        self._notes.pop(message_id, None)
+        self._store(replace(data, status="streaming", error_text=None))
 
     def append_text(self, message_id: str, text: str) -> None:
         """Buffer answer text for an open reply; painted by the next flush."""
@@ -425,4 +471,6 @@ class TranscriptView(QWidget):
         view.tool_results_submitted.connect(self.tool_results_submitted)
         view.branch_requested.connect(self.branch_requested)
         view.log_id_copied.connect(self.log_id_copied)
+        if data.id in self._find[1]:  # a find match that comes into the window of live widgets
+            self._mark(view, current=None)
         return view

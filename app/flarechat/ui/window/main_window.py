@@ -36,6 +36,7 @@ from flarechat.ui.shared.accessible import name_internal_buttons
 from flarechat.ui.shared.icons import APP_ICON, icon
 from flarechat.ui.sidebar.sidebar import Sidebar
 from flarechat.ui.window import reply_commands
+from flarechat.ui.window.simulate_menu import SimulateMenu
 from flarechat.ui.window.status_bar import FittingStatusBar, MetricsLabel
 
 if TYPE_CHECKING:  # imported when first opened (window_dialogs, open_compare)
@@ -104,6 +105,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._wire()
         self.lab_hooks = LabHooks(self)  # presets, prompts, templates, meters, View as code
+        self.simulate_menu = SimulateMenu(self)  # demo mode's banners on demand
         self._fit_status_bar()
         self.resize(*DEFAULT_SIZE)
         self._update_title()
@@ -341,6 +343,7 @@ class MainWindow(QMainWindow):
         workspace.conversation_deleted.connect(self._on_conversation_deleted)
         workspace.models_loaded.connect(self._on_models_loaded)
         workspace.models_loading.connect(self.picker.set_loading)
+        workspace.models_failed.connect(self.picker.set_problem)
         workspace.configured_changed.connect(self._update_connection)
         workspace.demo_changed.connect(self._on_demo_changed)
         workspace.notice.connect(self.pane.show_notice)

@@ -21,6 +21,7 @@ from flarechat.api.models import ModelInfo
 from flarechat.api.retry import RetryPolicy
 from flarechat.core.conversation import Conversation, ConversationTree, Message, new_id
 from flarechat.core.lab.compare import (
+    ColumnMetrics,
     ColumnSetup,
     CompareRun,
     blind_order,
@@ -282,3 +283,13 @@ async def test_a_finished_blind_run_exports_everything_but_the_token(
     assert rows[1]["ttft"]
     assert rows[1]["completion_tokens"]
     assert rows[1]["finish_reason"]
+
+
+def test_blind_figures_leave_out_what_tells_the_models_apart() -> None:
+    metrics = ColumnMetrics(
+        status="done", ttft=0.42, tokens_per_second=55.0, prompt_tokens=12,
+        completion_tokens=80, neurons=3.5, cost_usd=0.00012, queue_wait=1.5,
+        finish_reason="stop",
+    )  # fmt: skip
+    assert metrics.lines(blind=True) == ["12\N{RIGHTWARDS ARROW}80 tokens", "finish: stop"]
+    assert len(metrics.lines()) == 7

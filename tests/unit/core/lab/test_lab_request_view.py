@@ -100,6 +100,27 @@ def test_the_rebuilt_request_is_the_one_recorded(emulator: EmulatorServer) -> No
     assert [m.role for m in rebuilt.messages] == ["system", "user", "assistant", "user"]
 
 
+def test_an_unreadable_stored_option_says_so_instead_of_showing_another_request(
+    emulator: EmulatorServer,
+) -> None:
+    conn = _conn(emulator)
+    tree, reply = _sent_tree(conn)
+    record = tree.get(reply).request
+    assert record is not None
+    tree.get(reply).request = {**record, "tools": [{"description": "no name"}]}
+    with pytest.raises(NoRequestRecord, match=r"stored request cannot be read: .*name"):
+        request_code_for(tree, reply, conn=conn)
+
+
+def test_a_reply_whose_earlier_messages_changed_shows_no_request_rather_than_another(
+    emulator: EmulatorServer,
+) -> None:
+    tree, reply = _sent_tree(_conn(emulator))
+    tree.get("a1").content = ""  # now left out of a request, as a failed reply is
+    with pytest.raises(NoRequestRecord, match="changed after it was sent"):
+        request_code_for(tree, reply, conn=None)
+
+
 @pytest.mark.parametrize(
     "route",
     [

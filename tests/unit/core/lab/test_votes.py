@@ -91,7 +91,7 @@ def test_an_unreadable_votes_file_is_set_aside_not_lost(tmp_path: Path) -> None:
     path.write_text("{not json", encoding="utf-8")
     book = VoteBook(path)
     assert book.load() == []
-    kept = [p for p in tmp_path.iterdir() if p.name.startswith(f"{VOTES_FILE}.unreadable")]
+    kept = [p for p in tmp_path.iterdir() if p.name.startswith(f"{VOTES_FILE}.corrupt")]
     assert len(kept) == 1
     assert kept[0].read_text(encoding="utf-8") == "{not json"
 

@@ -21,7 +21,7 @@ from flarechat.core.conversation import (
 )
 from flarechat.core.session import saving
 from flarechat.core.session.saving import ConversationSaver
-from flarechat.core.store import NotFound, StoreBusy
+from flarechat.core.store import DB_FILENAME, AsyncChatStore, ChatStore, NotFound, StoreBusy
 
 
 class SlowStore:
@@ -132,3 +132,32 @@ async def test_a_megabyte_first_message_is_titled_from_its_start_only(
     assert conversation.title == auto_title(paste)
     assert read == [saving.TITLE_SOURCE_CHARS]
     assert store.rows["m1"].content == paste  # the message itself is kept whole
+
+
+@pytest.mark.asyncio
+async def test_a_record_the_database_cannot_hold_does_not_stop_the_next(tmp_path: Path) -> None:
+    # Issue 25 item 4: one record's failure must never stop the next. A record SQLite refuses
+    # (here a number past 64 bits) stayed first in line, so every later message waited on it.
+    store = AsyncChatStore(ChatStore(tmp_path / DB_FILENAME))
+    problems: list[str | None] = []
+    try:
+        conversation = Conversation(id="c1")
+        saver = ConversationSaver(
+            store, conversation, stored=False, report=lambda text, _n: problems.append(text)
+        )
+        question = Message("u1", "c1", None, ROLE_USER, "Look it up")
+        await saver.add([question])
+        broken = Message("a1", "c1", "u1", ROLE_ASSISTANT, "x", created_at=10**30)
+        await saver.add([broken])
+        follow_up = Message("u2", "c1", "a1", ROLE_USER, "And then?")
+        await saver.add([follow_up])
+        tree = await store.load_tree("c1")
+    finally:
+        await store.close()
+    assert {m.id for m in tree} == {"u1", "u2"}
+    assert tree.get("u2").parent_id == "u1", "under the nearest stored message"
+    assert saver.unsaved == 0
+    assert not saver.failing
+    assert problems == [problems[0]], "said once"
+    assert problems[0] is not None
+    assert "could not store one message" in problems[0]

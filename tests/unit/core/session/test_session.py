@@ -24,7 +24,6 @@ from session_helpers import (
 from flarechat.api.errors import ErrorKind
 from flarechat.api.events import Finished, ResponseMeta, TextDelta, UsageReport
 from flarechat.core.session import (
-    CONTINUE_PROMPT,
     BusyChanged,
     ColumnSpec,
     ConversationStored,
@@ -142,25 +141,6 @@ async def test_edit_and_resend_makes_a_branch_of_the_user_message(
         assert env.events.of(PathChanged)[-1].first_gone == user.id
         env.session.switch_branch(path[0].id, -1)
         assert env.session.tree.path()[0].id == user.id
-
-
-@pytest.mark.asyncio
-async def test_continue_after_length_sends_a_new_turn(
-    emulator: EmulatorServer, tmp_path: Path
-) -> None:
-    settings = Settings(emulator_conn(emulator), max_tokens=6)
-    async with session_env(emulator, tmp_path, settings=settings) as env:
-        first = env.session.send("Write a long answer")
-        assert first is not None
-        done = await env.events.finished(first)
-        assert done.message.finish_reason == "length"
-        follow = env.session.continue_reply(first)
-        assert follow is not None
-        await env.events.finished(follow)
-        path = env.session.tree.path()
-        assert [m.role for m in path] == ["user", "assistant", "user", "assistant"]
-        assert path[2].content == CONTINUE_PROMPT
-        assert env.session.continue_reply(first) is None  # no longer the last message
 
 
 @pytest.mark.asyncio

@@ -316,3 +316,32 @@ async def test_async_store_says_it_is_read_only(
             await store.create_conversation()
     finally:
         await store.close()
+
+
+def test_text_with_lone_surrogates_is_stored_with_replacement_characters(tmp_path: Path) -> None:
+    # Issue 25 item 4: any text a server sends must be storable. UTF-8 cannot encode a lone
+    # surrogate, so SQLite refused the whole row (and the saver stopped at it).
+    with ChatStore(tmp_path / DB_FILENAME) as store:
+        conv = store.create_conversation(Conversation(id=new_id(), title="t\ud800"))
+        call = {"id": "1", "name": "look\udc00", "arguments_json": '{"q": "a\ud800b"}'}
+        reply = Message(
+            new_id(),
+            conv.id,
+            None,
+            ROLE_ASSISTANT,
+            "text \ud83d alone",
+            reasoning="r\udfff",
+            tool_calls=[call],
+            meta={"note": "m\ud800"},
+        )
+        store.add_message(reply)
+        store.save_partial(reply.id, "more \ud800", "\udc00")
+        store.finalise_message(reply)
+        tree = store.load_tree(conv.id)
+    kept = tree.get(reply.id)
+    assert tree.conversation.title == "t\ufffd"
+    assert kept.content == "text \ufffd alone"
+    assert kept.reasoning == "r\ufffd"
+    assert kept.tool_calls[0]["arguments_json"] == '{"q": "a\ufffdb"}'
+    assert kept.tool_calls[0]["name"] == "look\ufffd"
+    assert kept.meta == {"note": "m\ufffd"}

@@ -138,6 +138,50 @@ PRAGMA user_version = 2;
 )
 
 
+#: v3: experiment runs, finished cells by request hash, pending batches.
+V3_SQL = (
+    V2_SQL.replace("PRAGMA user_version = 2;", "")
+    + """
+CREATE TABLE experiment_runs (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    source TEXT NOT NULL DEFAULT '',
+    spec_json TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    status TEXT NOT NULL,
+    started_at REAL NOT NULL,
+    finished_at REAL,
+    note TEXT NOT NULL DEFAULT '',
+    summary_json TEXT
+);
+CREATE TABLE experiment_cells (
+    key TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    model TEXT NOT NULL,
+    result_json TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX experiment_cells_by_run ON experiment_cells(run_id);
+CREATE TABLE experiment_batches (
+    request_id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    model TEXT NOT NULL,
+    keys_json TEXT NOT NULL,
+    status TEXT NOT NULL,
+    submitted_at REAL NOT NULL,
+    error TEXT
+);
+CREATE INDEX experiment_batches_by_status ON experiment_batches(status);
+INSERT INTO experiment_runs VALUES ('run-1', 'capitals', 'exp.yaml', '{}', 'live', 'done',
+    170.0, 171.0, '', NULL);
+INSERT INTO experiment_cells VALUES ('k1', 'run-1', 'reply', '@cf/meta/llama',
+    '{"text":"Paris"}', 170.5);
+PRAGMA user_version = 3;
+"""
+)
+
+
 def build_v0(path: Path) -> None:
     """Version 0: the empty file a first start (or an interrupted first start) leaves."""
     path.touch()
@@ -160,7 +204,20 @@ def build_v2(path: Path) -> None:
 
 
 #: One builder per schema version, oldest first; the test below insists none is missing.
-FIXTURES: dict[int, Callable[[Path], None]] = {0: build_v0, 1: build_v1, 2: build_v2}
+def build_v3(path: Path) -> None:
+    conn = sqlite3.connect(path)
+    try:
+        conn.executescript(V3_SQL)
+    finally:
+        conn.close()
+
+
+FIXTURES: dict[int, Callable[[Path], None]] = {
+    0: build_v0,
+    1: build_v1,
+    2: build_v2,
+    3: build_v3,
+}
 #: The version the example migration below makes (one past today's schema).
 NEXT = SCHEMA_VERSION + 1
 #: Messages in today's fixture (c-v1).

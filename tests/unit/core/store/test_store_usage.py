@@ -71,11 +71,14 @@ def test_only_todays_assistant_replies_count(store: ChatStore) -> None:
     assert store.neurons_today() == pytest.approx(3.75)  # the store's own clock: NOON
 
 
-def test_the_header_figure_wins_and_a_reply_counts_once(store: ChatStore) -> None:
+def test_the_header_figure_wins_a_reply_counts_once_and_a_cache_hit_not_at_all(
+    store: ChatStore,
+) -> None:
     conv = store.create_conversation()
     add_reply(store, conv, at=JUST_AFTER, usage={"neurons": 7.0}, meta={"neurons": 7.5})
+    # a HIT replays the first reply's headers, neurons and all, but ran no inference (#23)
     add_reply(store, conv, at=JUST_AFTER, meta={"neurons": 0.5, "cache_status": "HIT"})
-    assert store.neurons_today(now=NOON) == pytest.approx(8.0)
+    assert store.neurons_today(now=NOON) == pytest.approx(7.5)
 
 
 def test_deleted_conversations_still_count(store: ChatStore) -> None:
