@@ -43,6 +43,7 @@ QT_FREE_WINDOW_MODULES = (
     "flarechat.core.capabilities",
     "flarechat.core.catalogue",
     "flarechat.core.connect",
+    "flarechat.core.current_model",
     "flarechat.core.lab.kinds",
     "flarechat.core.lab.variables",
     "flarechat.core.meters",

@@ -20,6 +20,7 @@ __all__ = [
     "CHARS_PER_TOKEN_ESTIMATE",
     "CONTEXT_NEAR_SHARE",
     "FREE_DAILY_NEURONS",
+    "IMAGE_TOKENS_ESTIMATE",
     "MESSAGE_OVERHEAD_TOKENS",
     "NOT_COUNTED_NOTE",
     "RED_SHARE",
@@ -192,6 +193,9 @@ def allocation_tooltip(neurons: float, *, now: datetime, local_zone: Any = None)
 #: (here, not in core.turn: the window's first paint counts the composer's tokens, and the
 #: chat engine's modules, core.turn's with them, are built after that paint; issue #12).
 CHARS_PER_TOKEN_ESTIMATE = 4
+#: What one image adds to a prompt, roughly: a vision model's image is some hundreds to a few
+#: thousand tokens (a 560 px tile of llama-3.2-vision is 1,601); this errs on the full side.
+IMAGE_TOKENS_ESTIMATE = 1_600
 
 
 def estimate_tokens(text: str) -> int:
@@ -200,7 +204,8 @@ def estimate_tokens(text: str) -> int:
 
 
 def _message_estimate(message: Message) -> int:
-    return estimate_tokens(message.content) + MESSAGE_OVERHEAD_TOKENS
+    images = len(message.attachments) * IMAGE_TOKENS_ESTIMATE
+    return estimate_tokens(message.content) + images + MESSAGE_OVERHEAD_TOKENS
 
 
 def _reported(message: Message) -> int | None:
@@ -231,9 +236,15 @@ class ContextUse:
 
 
 def context_use(
-    path: Sequence[Message], *, system_prompt: str, draft: str, window: int | None
+    path: Sequence[Message],
+    *,
+    system_prompt: str,
+    draft: str,
+    window: int | None,
+    images: int = 0,
 ) -> ContextUse:
-    """How much of ``window`` the visible path (plus the draft being typed) fills.
+    """How much of ``window`` the visible path (plus the draft being written: its text, a
+    pasted text's card and ``images`` attached) fills.
 
     From the last reply that reported usage on: its prompt + completion tokens, plus an
     estimate of any message after it. Before any report: an estimate of the system prompt
@@ -252,9 +263,11 @@ def context_use(
         later = path
     else:
         base, later = _reported(path[anchor]) or 0, path[anchor + 1 :]
-    history = base + sum(_message_estimate(m) for m in later if m.content)
-    exact = anchor is not None and not any(m.content for m in later)
-    typed = estimate_tokens(draft) + MESSAGE_OVERHEAD_TOKENS if draft.strip() else 0
+    history = base + sum(_message_estimate(m) for m in later if m.content or m.attachments)
+    exact = anchor is not None and not any(m.content or m.attachments for m in later)
+    typed = estimate_tokens(draft) if draft.strip() else 0
+    typed += images * IMAGE_TOKENS_ESTIMATE
+    typed += MESSAGE_OVERHEAD_TOKENS if typed else 0
     return ContextUse(history, typed, window, exact)
 
 

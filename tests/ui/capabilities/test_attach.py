@@ -30,7 +30,7 @@ def test_the_attach_button_explains_why_a_model_without_vision_cannot_take_image
     box = AttachmentBox()
     qtbot.addWidget(box)
     box.set_vision(False, model="@cf/meta/llama-3.1-8b-instruct-fast")
-    assert not box.button.isEnabled()
+    assert box.button.isEnabled()  # a click says why (and offers Switch model…)
     assert box.button.toolTip().startswith("llama-3.1-8b-instruct-fast cannot see images.")
     assert "Vision" in box.button.toolTip()
     assert box.take(image_mime())  # the paste is taken, not inserted as text…

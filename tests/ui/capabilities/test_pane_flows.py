@@ -3,17 +3,20 @@ with its verdict, tool calls answered from their cards, and a licence accepted f
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PySide6.QtCore import QMimeData, QUrl
 from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QAbstractButton, QApplication, QFileDialog, QWidget
 from pytestqt.qtbot import QtBot
 from shell_helpers import MODEL, ChatEnv, chat_env
 from ui_capability_helpers import png
 
 from flarechat.emulator import EmulatorServer
+from flarechat.ui.capabilities.attach import ATTACH_TIP
 from flarechat.ui.capabilities.json_reply import JsonReplyView
 from flarechat.ui.capabilities.pane_hooks import NO_VISION_TITLE
 from flarechat.ui.capabilities.thumbnails import MessageImages
@@ -73,11 +76,10 @@ async def test_an_image_goes_to_a_vision_model_and_shows_in_the_transcript(
     async with chat_env(emulator, tmp_path) as env:
         pane = await _pane(qtbot, env)
         attach = pane.composer.attachments
-        assert not attach.button.isEnabled()  # llama-3.1-8b cannot see
-        assert "cannot see images" in attach.button.toolTip()
+        assert "cannot see images" in attach.button.toolTip()  # llama-3.1-8b cannot see
         env.chat.set_model(SCOUT)
         env.chat.set_options("", {"max_tokens": SHORT_REPLY})  # the image line comes first
-        assert attach.button.isEnabled()
+        assert attach.button.toolTip() == ATTACH_TIP
         _paste_image(pane)
         pane.composer.set_text("What is in this picture?")
         mark = env.recorder.mark()
@@ -116,6 +118,38 @@ async def test_images_for_a_model_without_vision_are_caught_before_sending(
         assert len(_sent_bodies(emulator)) == sent_before
         with qtbot.waitSignal(pane.switch_model_requested):
             pane.on_notice_action("switch_model")
+
+
+async def test_the_paperclip_on_a_model_without_vision_says_why_and_offers_switch_model(
+    qtbot: QtBot,
+    emulator: EmulatorServer,
+    tmp_path: Path,
+    find_button: Callable[[QWidget, str], QAbstractButton],
+) -> None:
+    async with chat_env(emulator, tmp_path) as env:
+        pane = await _pane(qtbot, env)
+        env.chat.set_model(MODEL)  # llama-3.1-8b-fast: no vision in the catalogue
+        clip = pane.composer.attachments.button
+        assert clip.isEnabled()  # a disabled button shows no tooltip and takes no click
+        assert clip.toolTip().startswith("llama-3.1-8b-instruct-fast cannot see images.")
+        pane.composer.set_text("Look at this")
+        clip.click()
+        assert not any(isinstance(w, QFileDialog) for w in QApplication.topLevelWidgets())
+        banner = pane.notice_banner
+        assert banner.isVisibleTo(pane)
+        assert banner.title == NO_VISION_TITLE
+        assert banner.text.startswith("llama-3.1-8b-instruct-fast cannot see images.")
+        assert pane.composer.text() == "Look at this"
+        with qtbot.waitSignal(pane.switch_model_requested):
+            find_button(banner, "Switch model").click()
+        assert not banner.isVisibleTo(pane)
+        env.chat.set_model(SCOUT)
+        assert clip.toolTip() == ATTACH_TIP
+        with qtbot.waitSignal(pane.composer.attachments.button.clicked):
+            clip.click()
+        dialog = pane.composer.attachments.file_dialog  # a vision model: a file dialog
+        assert dialog is not None
+        dialog.reject()
 
 
 async def test_a_json_reply_is_shown_pretty_with_its_verdict_and_note(

@@ -12,14 +12,16 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, Qt
+from PySide6.QtGui import QColor, QGuiApplication, QImage
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QAbstractButton, QWidget
 from shell_helpers import MODEL, TOKEN
-from window_helpers import window
+from window_helpers import until, window
 
 from flarechat.api.models import ModelInfo
+from flarechat.core import meters
+from flarechat.core.conversation import Attachment
 from flarechat.core.lab.library import LabLibrary
 from flarechat.core.lab.presets import Preset
 from flarechat.core.lab.storage import LAB_FILENAME, LabStore
@@ -34,6 +36,8 @@ from flarechat.ui.window.main_window import MainWindow
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
 OTHER = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
+LORA_15K = "@cf/mistral/mistral-7b-instruct-v0.2-lora"
+SCOUT = "@cf/meta/llama-4-scout-17b-16e-instruct"  # vision, a 131k window
 
 
 async def _send(main: MainWindow, text: str) -> None:
@@ -209,6 +213,65 @@ async def test_context_meter_warns_before_a_send_would_not_fit(
         bar.update_draft()
         assert _meter_level(bar.context_meter) is ContextLevel.OVER
         assert "exceed" in bar.context_meter.toolTip()
+
+
+def _png() -> Attachment:
+    image = QImage(64, 48, QImage.Format.Format_RGB32)
+    image.fill(QColor("#3a7bd5"))
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    image.save(buffer, "PNG")  # type: ignore[call-overload]  # the stubs say bytes
+    return Attachment("image/png", bytes(data.data()), 64, 48, "chart.png")
+
+
+async def test_the_meter_counts_a_paste_on_its_card_with_the_current_models_window(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    """An 81,000-character paste on a 15k model warns before the send (issue 23, item 4)."""
+    async with window(emulator, tmp_path) as (env, main, _seen):
+        lab, meter, composer = (
+            main.lab_hooks.lab,
+            main.lab_hooks.bar.context_meter,
+            main.pane.composer,
+        )
+        await until(lambda: lab.model_info() is not None, "the catalogue")
+        env.chat.set_model(LORA_15K)
+        await until(lambda: " / 15k tokens" in meter.text(), "the 15k window")
+        generations = len([r for r in emulator.state.requests if "/ai/run/" in r.path])
+        QGuiApplication.clipboard().setText("word " * 16_200)  # 81,000 characters
+        composer.editor.setFocus()
+        composer.editor.paste()
+        assert composer.pasted.isVisible()  # held on its card, not typed into the box
+        await until(lambda: meter.level is ContextLevel.OVER, "the warning")
+        assert meter.text().startswith("~20k / 15k tokens (135%)")
+        assert "too long" in meter.text()  # said in words, not only in red
+        assert "exceed" in meter.toolTip()
+        assert len([r for r in emulator.state.requests if "/ai/run/" in r.path]) == generations
+        composer.pasted.remove_button.click()
+        await until(lambda: meter.level is ContextLevel.OK, "the paste removed")
+
+
+async def test_the_meter_counts_images_and_the_system_prompt_as_they_change(
+    emulator: EmulatorServer, tmp_path: Path
+) -> None:
+    async with window(emulator, tmp_path) as (env, main, _seen):
+        lab, meter, composer = (
+            main.lab_hooks.lab,
+            main.lab_hooks.bar.context_meter,
+            main.pane.composer,
+        )
+        await until(lambda: lab.model_info() is not None, "the catalogue")
+        env.chat.set_model(SCOUT)
+        await until(lambda: meter.model == SCOUT.rsplit("/", 1)[-1], "the vision model")
+        empty = meter.text()
+        composer.attachments.add([_png()])
+        with_image = f"~{meters.IMAGE_TOKENS_ESTIMATE / 1000:.1f}k / 131k"
+        await until(lambda: meter.text().startswith(with_image), "the image counted")
+        composer.attachments.clear()
+        await until(lambda: meter.text() == empty, "the image removed")
+        env.chat.set_options("You are a careful assistant. " * 100, {})  # no typing since
+        await until(lambda: meter.text().startswith("~729 / 131k"), "the system prompt")
 
 
 async def test_any_reply_shows_its_request_as_code_from_its_own_action(

@@ -14,6 +14,7 @@ from flarechat.core import ledger, meters
 from flarechat.core.conversation import (
     ROLE_ASSISTANT,
     ROLE_USER,
+    Attachment,
     Conversation,
     ConversationTree,
     Message,
@@ -142,6 +143,18 @@ def test_context_is_estimated_before_any_usage_and_marked() -> None:
     assert use.history == 10 + 4 + 100 + 4
     assert not use.exact
     assert meters.context_text(use) == "~118 / 1.0k tokens (12%)"
+
+
+def test_images_count_in_the_draft_and_in_the_history_after_the_last_report() -> None:
+    image = Attachment("image/png", b"png", 10, 10, "a.png")
+    usage = {"total_tokens": 500}
+    asked = _user("u2", "a", "", created_at=2.0)
+    asked.attachments = [image, image]
+    path = [_user("u", None), _reply("a", "u", usage=usage), asked]
+    use = meters.context_use(path, system_prompt="", draft="", images=1, window=10_000)
+    two = 2 * meters.IMAGE_TOKENS_ESTIMATE
+    assert (use.history, use.draft) == (500 + two + 4, meters.IMAGE_TOKENS_ESTIMATE + 4)
+    assert not use.exact
 
 
 def test_context_is_exact_from_the_last_reported_reply() -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 from flarechat.api.retry import RetryPolicy
 from flarechat.core.conversation import ROLE_ASSISTANT, Attachment, ConversationTree, Message
+from flarechat.core.current_model import model_in_use
 from flarechat.core.session import capabilities
 from flarechat.core.session.branches import Branches
 from flarechat.core.session.capabilities import (
@@ -181,7 +182,11 @@ class ChatSession:
         return self._launcher.running()
 
     def model(self) -> str:
-        return self.tree.conversation.model or self._settings.default_model()
+        """The current model (``core.current_model``): the conversation's own, else its last
+        reply's (a chat made by compare), else the default."""
+        return model_in_use(
+            self.tree.conversation, self.tree.path(), default=self._settings.default_model()
+        )
 
     def live_text(self, message_id: str) -> tuple[str, str] | None:
         """What a running reply has received so far (text, reasoning), else None."""

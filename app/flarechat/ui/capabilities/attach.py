@@ -47,9 +47,12 @@ class AttachmentBox(QWidget):
 
     Signals:
         changed(): images were added or removed (the Send button may change).
+        refused(str): the attach button was clicked on a model that cannot see images (the
+            model): the pane says why and offers Switch model….
     """
 
     changed = Signal()
+    refused = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -64,7 +67,7 @@ class AttachmentBox(QWidget):
         self.button.setAutoRaise(True)
         self.button.setAccessibleName("Attach images")
         self.button.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.button.clicked.connect(self.choose_files)
+        self.button.clicked.connect(self._on_button_clicked)
         self.thumbnails = RemovableThumbnails(self.remove, self)
         self.problem = named(QLabel(self), "attachProblem")
         self.problem.setWordWrap(True)
@@ -94,7 +97,8 @@ class AttachmentBox(QWidget):
     def set_vision(self, vision: bool | None, *, model: str) -> None:
         """The conversation's model changed: attaching is offered only when it can see."""
         self._vision, self._model = vision, model
-        self.button.setEnabled(vision is not False)
+        # Enabled even without vision: a disabled button shows no tooltip and takes no click,
+        # so it could not say why (issue 23, item 5); its icon is muted, as always.
         if vision is False:
             self.button.setToolTip(no_vision_text(model))
         else:
@@ -141,6 +145,12 @@ class AttachmentBox(QWidget):
         self.setVisible(bool(self._images) or bool(text))
 
     # -- the button, paste and drop --------------------------------------------------------
+
+    def _on_button_clicked(self) -> None:
+        if self._vision is False:
+            self.refused.emit(self._model)
+        else:
+            self.choose_files()
 
     def choose_files(self) -> QFileDialog:
         """Pick image files (a non-blocking dialog: ``open()``, then ``filesSelected``)."""

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QDesktopServices
 
-from flarechat.ui.capabilities.attach import AttachmentBox
+from flarechat.ui.capabilities.attach import AttachmentBox, no_vision_text
 from flarechat.ui.capabilities.terms import (
     ACTION_OPEN_LICENCE,
     licence_url,
@@ -45,6 +45,7 @@ class CapabilityHooks(QObject):
         super().__init__(parent)
         self._attachments = attachments
         self._show_notice = show_notice
+        attachments.refused.connect(self.on_attach_refused)
         self._chat: ChatController | None = None
         self._licence: str | None = None
         #: opens the licence link (tests replace it: nothing opens a browser by itself)
@@ -89,6 +90,11 @@ class CapabilityHooks(QObject):
         actions = [ACTION_SWITCH_MODEL] if self._attachments.count() else []
         text = f"{message} {KEPT}" if self._attachments.count() else message
         self._show_notice(NoticeSpec(WARNING, title, text, actions))
+
+    def on_attach_refused(self, model: str) -> None:
+        """The paperclip on a model without vision: why, and Switch model…."""
+        text = f"{no_vision_text(model)} Your message is kept in the box."
+        self._show_notice(NoticeSpec(WARNING, NO_VISION_TITLE, text, [ACTION_SWITCH_MODEL]))
 
     def on_tool_results(self, reply_id: str, results: dict[str, str]) -> None:
         if self._chat is not None:

@@ -16,6 +16,7 @@ from flarechat.api.errors import ErrorKind
 from flarechat.ui.capabilities.pane_hooks import CapabilityHooks
 from flarechat.ui.chat.banners import NoticeBanner, RetryBanner
 from flarechat.ui.chat.composer import ComposerWidget
+from flarechat.ui.chat.option_chips import OptionChips
 from flarechat.ui.chat.panels import DemoStrip, EmptyChatPanel, FindBar
 from flarechat.ui.control import presenting
 from flarechat.ui.control.chat import ChatController
@@ -70,6 +71,7 @@ class ChatPane(QWidget):
         self.notice_banner = NoticeBanner(self)
         self.edit_strip = NoticeBanner(self)
         self.composer = ComposerWidget(self)
+        self.option_chips = OptionChips(self)  # what the conversation asks beyond plain chat
         self.retry_banner.setAccessibleName("Capacity notice")
         self.edit_strip.setAccessibleName("Editing notice")
         self._banner_message: str | None = None  # the reply the banners are about
@@ -98,7 +100,11 @@ class ChatPane(QWidget):
         stack = QVBoxLayout(inner)
         stack.setContentsMargins(0, 0, 0, 0)
         stack.setSpacing(SECTION_GAP_PX)
-        for widget in (self.retry_banner, self.notice_banner, self.edit_strip, self.composer):
+        widgets = (
+            self.retry_banner, self.notice_banner, self.edit_strip, self.option_chips,
+            self.composer,
+        )  # fmt: skip
+        for widget in widgets:
             stack.addWidget(widget)
         row = QHBoxLayout()
         row.addStretch(0)
@@ -131,6 +137,8 @@ class ChatPane(QWidget):
         chat.turn_phase_changed.connect(self.on_turn_phase_changed)
         chat.busy_changed.connect(self.composer.set_busy)
         chat.model_changed.connect(self.composer.set_model)
+        chat.options_changed.connect(self.show_options)
+        chat.conversation_opened.connect(self.show_options)
         chat.composer_text_requested.connect(self.composer.set_text)
         chat.editing_changed.connect(self.on_editing_changed)
         chat.store_problem.connect(self.on_store_problem)
@@ -153,6 +161,7 @@ class ChatPane(QWidget):
         self.retry_banner.cancel_requested.connect(chat.cancel_retry)
         self.notice_banner.action_triggered.connect(self.on_notice_action)
         self.edit_strip.action_triggered.connect(lambda _action: chat.cancel_edit())
+        self.option_chips.turn_off_requested.connect(self.turn_off_option)
         self.find_bar.matches_found.connect(self.transcript.set_find_matches)
         self.find_bar.match_selected.connect(self.show_message)
         self.find_bar.query_edited.connect(self.transcript.clear_matches)
@@ -216,6 +225,30 @@ class ChatPane(QWidget):
     def _show_body(self, *, has_messages: bool) -> None:
         """A new chat shows examples; the transcript comes back with the first message."""
         self.body.setCurrentWidget(self.transcript if has_messages else self.empty_chat)
+
+    def show_options(self, *_: object) -> None:
+        """The chips of the options on in the conversation on screen."""
+        tree = self.chat.current_tree()
+        if tree is None:  # the look before the engine: a new chat, nothing on yet
+            self.option_chips.show_options([])
+            return
+        from flarechat.core.active_options import active_options  # after the first paint
+
+        conversation = tree.conversation
+        self.option_chips.show_options(
+            active_options(conversation.system_prompt, conversation.params)
+        )
+
+    def turn_off_option(self, key: str) -> None:
+        """A chip was clicked: its option is off for this conversation (the rest is kept)."""
+        tree = self.chat.current_tree()
+        if tree is None:
+            return
+        from flarechat.core.active_options import without
+
+        conversation = tree.conversation
+        self.chat.set_options(*without(key, conversation.system_prompt, conversation.params))
+        self.composer.setFocus()
 
     def set_example_model(self, model: str, strengths: str = "") -> None:
         self.empty_chat.set_model(model, strengths)

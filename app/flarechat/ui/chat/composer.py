@@ -235,6 +235,8 @@ class ComposerWidget(QFrame):
         edit_last_requested(): Up in an empty box.
         reject_if_busy_toggled(bool): the user switched Reject if busy (not emitted by
             ``set_reject_if_busy``).
+        draft_changed(): what would be sent changed: the typed text, the pasted-text card or
+            the images (the context meter counts all three).
 
     Slots for the controller: ``set_reject_if_busy(bool)``, ``show_queued(waited_s)`` (the
     reply waits in Cloudflare's queue; the label counts up) and ``clear_queued()``.
@@ -244,6 +246,7 @@ class ComposerWidget(QFrame):
     stop_requested = Signal()
     edit_last_requested = Signal()
     reject_if_busy_toggled = Signal(bool)
+    draft_changed = Signal()
 
     def __init__(
         self, parent: QWidget | None = None, *, clock: Callable[[], float] = time.monotonic
@@ -278,6 +281,8 @@ class ComposerWidget(QFrame):
         self.attachments.changed.connect(self._update_button)
         self.pasted = PastedText(self)
         self.pasted.changed.connect(self._update_button)
+        for changed in (self._edit.textChanged, self.pasted.changed, self.attachments.changed):
+            changed.connect(self.draft_changed)
         self._footer.insertWidget(0, self.attachments.button)
         row = QHBoxLayout()
         row.setSpacing(8)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from flarechat.api.retry import RetryPolicy
+from flarechat.core.current_model import CurrentModel
 from flarechat.core.tasks import TaskKeeper
 from flarechat.ui.control.preferences import Preferences
 from flarechat.ui.control.view_data import PathView
@@ -109,7 +110,10 @@ class ChatController(QObject):
             attempts, seconds to the next attempt, model, ErrorKind value.
         retry_cleared(str): message id: the retry wait is over.
         busy_changed(bool): whether a reply runs in the current conversation.
-        model_changed(str): the current conversation's model.
+        model_changed(str): the current conversation's model changed (``model``: the one
+            place every widget that names it reads it from).
+        options_changed(): the current conversation's system prompt or parameters changed
+            (the context meter and the active-options chips follow).
         metrics_changed(str): the status bar's metrics line.
         composer_text_requested(str): put this text in the composer (edit flows).
         editing_changed(bool): whether the next send replaces an earlier message (a branch).
@@ -142,6 +146,7 @@ class ChatController(QObject):
     retry_cleared = Signal(str)
     busy_changed = Signal(bool)
     model_changed = Signal(str)
+    options_changed = Signal()
     metrics_changed = Signal(str)
     composer_text_requested = Signal(str)
     editing_changed = Signal(bool)
@@ -175,6 +180,9 @@ class ChatController(QObject):
         self._jobs = TaskKeeper("chat")
         self._last_problem: str | None = None
         self._deltas = DeltaBuffer()
+        #: The current model, as every widget shows it; a change is said by model_changed.
+        self.model = CurrentModel(prefs.default_model())
+        self.model.subscribe(self.model_changed.emit)
         # Zero interval: fires once this turn of the event loop is over (the burst is read).
         self._relay_timer = QTimer(self)
         self._relay_timer.setObjectName("chatDeltaRelayTimer")
@@ -308,7 +316,7 @@ class ChatController(QObject):
         """What a new draft shows (no messages, the default model, not busy) before the engine
         that makes it is built, so the window's first frame is the same as with it."""
         self.conversation_opened.emit("", PathView.empty())
-        self.model_changed.emit(self.current_model())
+        self.model.update(self.current_model(), force=True)
         self.busy_changed.emit(False)
 
     async def open_conversation(self, conversation_id: str, *, at: str | None = None) -> bool:
@@ -331,7 +339,8 @@ class ChatController(QObject):
 
     def _opened(self, session: ChatSession, *, focus: str | None = None) -> str:
         self.conversation_opened.emit(session.id, self.path_view(session.id, focus=focus))
-        self.model_changed.emit(self.current_model())
+        self.model.update(self.current_model(), force=True)
+        self.status.show(self.current_model(), None)  # not the figures of the chat left
         self.busy_changed.emit(session.is_busy)
         return session.id
 
@@ -357,15 +366,16 @@ class ChatController(QObject):
         by capacity moves to it at once (the retry banner's Switch model…)."""
         self._prefs.settings.last_model = model
         self._jobs.spawn(self._prefs.save(), name="save-settings")
-        self.model_changed.emit(model)
-        self.status.show(model, None)
         if self.session is not None:
             self.session.set_model(model)
+        self.model.update(self.current_model(), force=True)
+        self.status.show(self.current_model(), None)
 
     @_once_started
     def set_options(self, system_prompt: str, params: dict[str, Any]) -> None:
         if self.session is not None:
             self.session.set_options(system_prompt, params)
+            self.options_changed.emit()
 
     @_once_started
     def set_models(self, models: Sequence[ModelInfo], *_: object) -> None:

@@ -238,6 +238,8 @@ class CompareController(QObject):
         if session is None or message is None or self._busy:
             return False
         session.choose_branch(message.id)
+        if message.model:  # the chat goes on with the column's model: every widget names it
+            session.set_model(message.model)
         self._jobs.spawn(self._show_conversation(session.id), name="compare-continue")
         return True
 

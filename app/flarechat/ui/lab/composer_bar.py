@@ -97,7 +97,8 @@ class LabBar(QWidget):
         self.preset_menu.aboutToShow.connect(self._fill_preset_menu)
         self.prompt_menu.aboutToShow.connect(self._fill_prompt_menu)
         self.template_menu.aboutToShow.connect(self._fill_template_menu)
-        self.composer.editor.textChanged.connect(self._draft_timer.start)
+        self.composer.draft_changed.connect(self._draft_timer.start)  # text, card, images
+        chat.options_changed.connect(self.on_chat_changed)  # a system prompt counts too
         self._draft_timer.timeout.connect(self.update_draft)
         lab.usage_changed.connect(self.update_draft)
         # Bound methods, not lambdas: Qt drops them with this widget (the chat outlives it).
@@ -112,8 +113,9 @@ class LabBar(QWidget):
     def update_draft(self) -> None:
         text = self.composer.text()
         self.form.set_variables(variables(text), self.lab.remembered_values(text))
-        use, level = self.lab.context(self.send_text(text, check=False) or text)
-        self.context_meter.show_use(use, level)
+        draft = self.send_text(text, check=False) or text
+        use, level = self.lab.context(draft, images=self.composer.attachments.count())
+        self.context_meter.show_use(use, level, model=self.lab.current_model())
 
     def send_text(self, text: str, *, check: bool = True) -> str | None:
         """``text`` with the form's values filled in; None (and the first blank field

@@ -454,14 +454,25 @@ class LabController(QObject):
             return False
         return True
 
-    def context(self, draft: str) -> tuple[meters.ContextUse, meters.ContextLevel]:
-        """How full the model's context window is with the chat on screen and ``draft``."""
+    def current_model(self) -> str:
+        """The model of the chat on screen (the chat controller's one current model)."""
+        return self.chat.current_model()
+
+    def context(
+        self, draft: str, *, images: int = 0
+    ) -> tuple[meters.ContextUse, meters.ContextLevel]:
+        """How full the current model's context window is with the chat on screen, its
+        system prompt, ``draft`` and ``images`` attached to it."""
         tree = self.chat.current_tree()
         path = tree.path() if tree is not None else []
         system = tree.conversation.system_prompt if tree is not None else ""
         info = self.model_info()
         use = meters.context_use(
-            path, system_prompt=system, draft=draft, window=info.context_window if info else None
+            path,
+            system_prompt=system,
+            draft=draft,
+            images=images,
+            window=info.context_window if info else None,
         )
         params = tree.conversation.params if tree is not None else {}
         max_tokens = self.prefs.sampling(params).max_tokens

@@ -20,6 +20,11 @@ GAUGE_HEIGHT_PX = 10
 #: Qt timers take int milliseconds; wake at least this often to re-check the UTC day.
 MAX_TIMER_MS = 3_600_000
 _MS = 1000
+#: Said after the count when a send would not fit: the colour alone is easy to miss.
+CONTEXT_WARNINGS = {
+    ContextLevel.TIGHT: "little room for the reply",
+    ContextLevel.OVER: "too long for this model",
+}
 CONTEXT_TIPS = {
     ContextLevel.UNKNOWN: "The catalogue does not say how large this model's context is.",
     ContextLevel.OK: "",
@@ -150,10 +155,15 @@ class ContextMeter(QLabel):
         self.setObjectName("contextMeter")
         self.setAccessibleName("Context window")
         self.level = ContextLevel.UNKNOWN
+        #: The model whose window is counted (short name, as the picker shows it).
+        self.model = ""
 
-    def show_use(self, use: ContextUse, level: ContextLevel) -> None:
+    def show_use(self, use: ContextUse, level: ContextLevel, *, model: str = "") -> None:
         self.level = level
-        self.setText(meters.context_text(use))
+        self.model = model.rsplit("/", 1)[-1]
+        warning = CONTEXT_WARNINGS.get(level)
+        text = meters.context_text(use)
+        self.setText(f"{text}{figures.SEPARATOR}{warning}" if warning else text)
         colour = (
             current_palette().muted
             if level in (ContextLevel.OK, ContextLevel.UNKNOWN)
@@ -161,6 +171,9 @@ class ContextMeter(QLabel):
         )
         self.setStyleSheet(f"color: {colour};")
         parts = [p for p in (CONTEXT_TIPS[level], ESTIMATE_TIP) if p]
+        if self.model:
+            window = f"{use.window:,}-token" if use.window else "an unknown"
+            parts.insert(0, f"{self.model} has {window} context window.")
         if use.draft:
             parts.insert(0, f"This message: about {figures.format_count(use.draft)} tokens.")
         self.setToolTip("\n\n".join(parts))

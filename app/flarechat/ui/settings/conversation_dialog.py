@@ -70,6 +70,10 @@ class ConversationDialog(QDialog):
         self.setWindowTitle("Conversation settings")
         self.setAccessibleName("Conversation settings")
         self.setMinimumWidth(DIALOG_MIN_WIDTH)
+        #: The conversation's current model (as the picker names it): what these settings go with.
+        self.model_label = QLabel(model.rsplit("/", 1)[-1] or "The default model", self)
+        self.model_label.setAccessibleName("Model")
+        self.model_label.setToolTip(model or "The model chosen in the toolbar")
         self.system_prompt = QPlainTextEdit(system_prompt, self)
         self.system_prompt.setAccessibleName("System prompt")
         self.system_prompt.setPlaceholderText("Instructions the model sees before the chat")
@@ -113,6 +117,7 @@ class ConversationDialog(QDialog):
 
     def _layout(self) -> None:
         form = QFormLayout()
+        form.addRow("Model", self.model_label)
         form.addRow("System prompt", self.system_prompt)
         form.addRow("Max tokens", self.max_tokens)
         form.addRow("Temperature", self.temperature)
