@@ -2,9 +2,10 @@
 
 A *cell* is one variant x one case x one repeat. Its request is built by the chat's own
 builder (``core.connect.build_request``) and identified by the SHA-256 of the body that would
-be sent (plus the repeat number and the account it is sent for): a cell whose key is already in the store is reused, never
-sent again, so a run killed at any moment resumes where it was, and a byte-identical request
-in another run costs nothing (``RunOptions.rerun`` sends them anyway).
+be sent (plus the repeat number and the account it is sent for): a cell whose key is
+already in the store is reused, never sent again, so a run killed at any moment resumes
+where it was, and a byte-identical request in another run costs nothing
+(``RunOptions.rerun`` sends them anyway).
 
 Live cells stream through the app's per-model gate (``core.session.gate``) with the chat's
 retry rule (``core.turn.run_turn`` + the caller's ``RetryPolicy``: 3040 retried only before
