@@ -54,7 +54,8 @@ def tooltip_text(result: CellResult) -> str:
     return (
         f"TTFT {_figure(seen.ttft_ms, '.0f')} ms, total {_figure(seen.total_ms, '.0f')} ms\n"
         f"tokens {tokens}\n"
-        f"neurons {_figure(seen.neurons, '.1f')}, cost ${_figure(seen.usd, '.5f')}"
+        f"neurons {_figure(seen.neurons, '.1f')}, "
+        f"cost {'-' if seen.usd is None else f'${seen.usd:.5f}'}"
     )
 
 
