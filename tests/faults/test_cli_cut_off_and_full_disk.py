@@ -8,25 +8,21 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from drive import assert_plain
-from leaks import assert_no_secret
+from hostile_cli import Run, cli_against_hostile
 
-from flarechat.api.retry import RetryPolicy
 from flarechat.cli import EXIT_CODES
 from flarechat.emulator import DEMO_ACCOUNT_ID
 from support.cut_off import CUT_OFF_WAYS, catalogue_body, cut_off
 from support.hostile import HostileServer, answer
 
 TOKEN = "tok-faults-cut-off-3e9a61b7d4"
-FAST = RetryPolicy(base_delay=0.0, max_delay=0.0, retry_after_cap=1.0)
 EXIT_NETWORK = 9
-
-Run = Callable[..., tuple[int, str, str]]
 
 
 @pytest.fixture
@@ -35,24 +31,8 @@ def cli(
 ) -> Iterator[Run]:
     """``run(capsys, server, *argv)``: ``flarechat`` in-process against ``server``; then no
     form of the token in what it printed, logged (at DEBUG) or wrote to the profile."""
-    monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", DEMO_ACCOUNT_ID)
-    monkeypatch.setenv("CLOUDFLARE_API_TOKEN", TOKEN)
-    from flarechat import cli as command
-
-    outputs: list[str] = []
-
-    def run(
-        capsys: pytest.CaptureFixture[str], server: HostileServer, *argv: str
-    ) -> tuple[int, str, str]:
-        monkeypatch.setenv("FLARECHAT_API_BASE", server.api_base)
-        code = command.main(list(argv), retry_policy=FAST)
-        captured = capsys.readouterr()
-        outputs.extend((captured.out, captured.err))
-        assert "Traceback" not in captured.err
-        return code, captured.out, captured.err
-
-    yield run
-    assert_no_secret(TOKEN, paths=[isolated_profile], texts=[*outputs, logged.text])
+    with cli_against_hostile(monkeypatch, isolated_profile, logged, token=TOKEN) as run:
+        yield run
 
 
 @pytest.mark.parametrize("flags", [(), ("--json",)], ids=["table", "json"])

@@ -10,29 +10,24 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from leaks import assert_no_secret
+from hostile_cli import Run, cli_against_hostile
 
-from flarechat.api.retry import RetryPolicy
-from flarechat.emulator import DEMO_ACCOUNT_ID
 from flarechat.emulator.app import CONTROL_PATH
 from flarechat.emulator.guard import CONTROL_HEADER
 from flarechat.emulator.server import EmulatorServer
 from support.hostile import HostileServer, Script, answer, http_head
 
 TOKEN = "tok-faults-json-5c81e07d2a"
-FAST = RetryPolicy(base_delay=0.0, max_delay=0.0, retry_after_cap=1.0)
 DEEP = 100_000
 STREAM_HEAD = {"content-type": "text/event-stream", "connection": "close"}
 #: The shortest idle timeout `ask --idle-timeout` takes; the pings come many times inside it.
 IDLE = 5
 PING_EVERY = 0.05
-
-Ask = Callable[..., tuple[int, str, str]]
 
 
 def _json_reply(body: bytes, *, status: int = 200) -> bytes:
@@ -51,34 +46,18 @@ def _deep(opener: bytes = b"[", closer: bytes = b"]", *, depth: int = DEEP) -> b
 @pytest.fixture
 def cli(
     monkeypatch: pytest.MonkeyPatch, isolated_profile: Path, logged: pytest.LogCaptureFixture
-) -> Iterator[Ask]:
+) -> Iterator[Run]:
     """``run(capsys, server, *argv)``: ``flarechat`` in-process against ``server``; then no
     form of the token in what it printed, logged (at DEBUG) or wrote to the profile."""
-    monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", DEMO_ACCOUNT_ID)
-    monkeypatch.setenv("CLOUDFLARE_API_TOKEN", TOKEN)
-    from flarechat import cli as command
-
-    outputs: list[str] = []
-
-    def run(
-        capsys: pytest.CaptureFixture[str], server: HostileServer, *argv: str
-    ) -> tuple[int, str, str]:
-        monkeypatch.setenv("FLARECHAT_API_BASE", server.api_base)
-        code = command.main(list(argv), retry_policy=FAST)
-        captured = capsys.readouterr()
-        outputs.extend((captured.out, captured.err))
-        assert "Traceback" not in captured.err
-        return code, captured.out, captured.err
-
-    yield run
-    assert_no_secret(TOKEN, paths=[isolated_profile], texts=[*outputs, logged.text])
+    with cli_against_hostile(monkeypatch, isolated_profile, logged, token=TOKEN) as run:
+        yield run
 
 
 # -- item 7 and 10: JSON nested 100,000 deep -------------------------------------------------
 
 
 def test_item7_a_stream_chunk_nested_100000_deep_is_skipped_and_the_reply_ends(
-    cli: Ask, capsys: pytest.CaptureFixture[str]
+    cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = _sse(b'{"response": "Hello"}', _deep(), b'{"response": " there"}', b"[DONE]")
     with HostileServer(answer(data)) as server:
@@ -88,7 +67,7 @@ def test_item7_a_stream_chunk_nested_100000_deep_is_skipped_and_the_reply_ends(
 
 
 def test_item7_a_reply_body_nested_100000_deep_ends_the_reply_with_a_message(
-    cli: Ask, capsys: pytest.CaptureFixture[str]
+    cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     body = b'{"result": ' + _deep(b'{"a":', b"}") + b"}"
     with HostileServer(answer(_json_reply(body))) as server:
@@ -99,7 +78,7 @@ def test_item7_a_reply_body_nested_100000_deep_ends_the_reply_with_a_message(
 
 
 def test_item10_a_catalogue_nested_100000_deep_is_an_unreadable_reply(
-    cli: Ask, capsys: pytest.CaptureFixture[str]
+    cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     body = b'{"success": true, "result": ' + _deep() + b"}"
     with HostileServer(answer(_json_reply(body))) as server:
@@ -111,7 +90,7 @@ def test_item10_a_catalogue_nested_100000_deep_is_an_unreadable_reply(
 
 @pytest.mark.parametrize("flag", ["--json-schema", "--tools"])
 def test_item10_a_file_nested_100000_deep_is_refused_saying_so(
-    flag: str, cli: Ask, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    flag: str, cli: Run, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     path = tmp_path / "deep.json"
     # 5,000 deep: under the 1 MB a file may have, and far past the C stack's recursion guard.
@@ -128,7 +107,7 @@ def test_item10_a_file_nested_100000_deep_is_refused_saying_so(
 
 
 def test_item11_ask_json_with_a_lone_surrogate_tool_call_prints_a_record(
-    cli: Ask, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    cli: Run, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     tools = tmp_path / "tools.json"
     tools.write_text(json.dumps([{"name": "look", "description": "Looks."}]), encoding="utf-8")
@@ -147,7 +126,7 @@ def test_item11_ask_json_with_a_lone_surrogate_tool_call_prints_a_record(
 
 @pytest.mark.parametrize("pad", [0, 1, 2])
 def test_item13_a_base64_bearer_header_at_any_alignment_is_redacted_everywhere(
-    pad: int, cli: Ask, capsys: pytest.CaptureFixture[str]
+    pad: int, cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     blob = base64.b64encode(b"x" * pad + f"Authorization: Bearer {TOKEN}".encode()).decode()
     body = json.dumps({"success": False, "errors": [{"code": 9999, "message": blob}]})
@@ -162,7 +141,7 @@ def test_item13_a_base64_bearer_header_at_any_alignment_is_redacted_everywhere(
 
 
 def test_item14_a_catalogue_echoing_the_token_is_redacted_in_models_json(
-    cli: Ask, capsys: pytest.CaptureFixture[str]
+    cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     model = {"name": "@cf/x/echo", "description": f"Bearer {TOKEN} and {TOKEN}", "task": {}}
     body = json.dumps({"success": True, "result": [model], "result_info": {"total_count": 1}})
@@ -174,7 +153,7 @@ def test_item14_a_catalogue_echoing_the_token_is_redacted_in_models_json(
 
 
 def test_item14_reply_text_echoing_the_token_across_chunks_is_redacted_on_stdout(
-    cli: Ask, capsys: pytest.CaptureFixture[str]
+    cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pieces = ["Your token is ", TOKEN[:5], TOKEN[5:13], TOKEN[13:], " and b64 ", _b64(TOKEN), "."]
     data = _sse(*(json.dumps({"response": p}).encode() for p in pieces), b"[DONE]")
@@ -193,7 +172,7 @@ def _b64(text: str) -> str:
 
 @pytest.mark.parametrize("as_json", [False, True])
 def test_item15_models_strips_terminal_escapes_from_model_names(
-    as_json: bool, cli: Ask, capsys: pytest.CaptureFixture[str]
+    as_json: bool, cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     name = "@cf/evil/\x1b]0;owned\x07\x1b[2J\x1b[31mred\x9b1m\r\x00model"
     model = {"name": name, "description": "d\x1b[5m", "task": {}}
@@ -209,7 +188,7 @@ def test_item15_models_strips_terminal_escapes_from_model_names(
 
 
 def test_item15_reply_text_is_printed_without_terminal_escapes(
-    cli: Ask, capsys: pytest.CaptureFixture[str]
+    cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = _sse(b'{"response": "a\\u001b[2Jb\\u0007c\\nd\\te"}', b"[DONE]")
     with HostileServer(answer(data)) as server:
@@ -235,7 +214,7 @@ def _pings_forever() -> Script:
 
 
 def test_item16_an_idle_stall_after_the_request_was_accepted_is_retried_once(
-    cli: Ask, capsys: pytest.CaptureFixture[str]
+    cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with HostileServer(_pings_forever()) as server:
         code, out, err = cli(capsys, server, "ask", "--idle-timeout", str(IDLE), "Hi?")
@@ -257,7 +236,7 @@ def test_item10_the_emulator_control_endpoint_refuses_json_nested_100000_deep(
 
 
 def test_item10_a_catalogue_of_wrong_types_lists_what_it_can(
-    cli: Ask, capsys: pytest.CaptureFixture[str]
+    cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     items = [{"name": ["@cf/x/list"]}, {"name": {"a": 1}}, "x", None, {"name": "@cf/x/ok"}]
     body = json.dumps({"success": True, "result": items, "result_info": [1]})

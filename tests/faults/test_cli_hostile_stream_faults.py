@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from leaks import assert_no_secret
+from hostile_cli import Run, cli_against_hostile
 
-from flarechat.emulator import DEMO_ACCOUNT_ID
-from support.cli import run_cli
+from support.cli import FAST
 from support.hostile import HostileServer, Script, answer, http_head
 
 TOKEN = "tok-faults-stream-9e4d21b7c3"
@@ -23,8 +22,6 @@ STREAM_HEAD = {"content-type": "text/event-stream", "connection": "close"}
 #: 5 MB of reasoning, in 100 chunks of 50,000 characters.
 THINK_CHUNK = ("a long thought, going on and on " * 1563)[:49_999] + "\n"
 THINK_CHUNKS = 100
-
-Ask = Callable[..., tuple[int, str, str]]
 
 
 def _sse(*payloads: bytes) -> bytes:
@@ -38,24 +35,13 @@ def _text(text: str) -> bytes:
 @pytest.fixture
 def cli(
     monkeypatch: pytest.MonkeyPatch, isolated_profile: Path, logged: pytest.LogCaptureFixture
-) -> Iterator[Ask]:
+) -> Iterator[Run]:
     """``run(capsys, server, *argv)``: ``flarechat`` in-process against ``server``; then no
     form of the token in what it printed, logged (at DEBUG) or wrote to the profile."""
-    monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", DEMO_ACCOUNT_ID)
-    monkeypatch.setenv("CLOUDFLARE_API_TOKEN", TOKEN)
-    outputs: list[str] = []
-
-    def run(
-        capsys: pytest.CaptureFixture[str], server: HostileServer, *argv: str
-    ) -> tuple[int, str, str]:
-        monkeypatch.setenv("FLARECHAT_API_BASE", server.api_base)
-        result = run_cli(capsys, *argv, token=TOKEN)
-        outputs.extend((result.out, result.err))
-        assert "Traceback" not in result.err
-        return result.code, result.out, result.err
-
-    yield run
-    assert_no_secret(TOKEN, paths=[isolated_profile], texts=[*outputs, logged.text])
+    with cli_against_hostile(
+        monkeypatch, isolated_profile, logged, token=TOKEN, policy=FAST
+    ) as run:
+        yield run
 
 
 # -- item 8: a <think> that never closes -----------------------------------------------------
@@ -66,7 +52,7 @@ def _unclosed_think() -> bytes:
 
 
 def test_item8_an_unclosed_think_prints_the_reasoning_labelled_and_says_why_stdout_is_empty(
-    cli: Ask, capsys: pytest.CaptureFixture[str]
+    cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with HostileServer(answer(_unclosed_think())) as server:
         code, out, err = cli(capsys, server, "ask", "Think?")
@@ -78,7 +64,7 @@ def test_item8_an_unclosed_think_prints_the_reasoning_labelled_and_says_why_stdo
 
 
 def test_item8_an_unclosed_think_with_show_reasoning_is_printed_once_and_noted(
-    cli: Ask, capsys: pytest.CaptureFixture[str]
+    cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with HostileServer(answer(_unclosed_think())) as server:
         code, out, err = cli(capsys, server, "ask", "--show-reasoning", "Think?")
@@ -90,7 +76,7 @@ def test_item8_an_unclosed_think_with_show_reasoning_is_printed_once_and_noted(
 
 
 def test_item8_a_think_opened_across_chunks_and_never_closed_is_still_noted(
-    cli: Ask, capsys: pytest.CaptureFixture[str]
+    cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = _sse(_text(" <th"), _text("ink>"), _text("Pondering"), _text(" </thi"), b"[DONE]")
     with HostileServer(answer(data)) as server:
@@ -102,7 +88,7 @@ def test_item8_a_think_opened_across_chunks_and_never_closed_is_still_noted(
 
 
 def test_item8_a_closed_think_with_no_answer_after_it_says_so(
-    cli: Ask, capsys: pytest.CaptureFixture[str]
+    cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = _sse(_text("<think>Hmm, nothing to say.</think>"), _text("  "), b"[DONE]")
     with HostileServer(answer(data)) as server:
@@ -114,7 +100,7 @@ def test_item8_a_closed_think_with_no_answer_after_it_says_so(
 
 
 def test_item8_ask_json_keeps_all_the_unclosed_reasoning_in_the_record(
-    cli: Ask, capsys: pytest.CaptureFixture[str]
+    cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with HostileServer(answer(_unclosed_think())) as server:
         code, out, err = cli(capsys, server, "ask", "--json", "Think?")
@@ -140,7 +126,7 @@ def _call(index: int, *, name: str | None, arguments: str, call_id: str | None =
 
 
 def test_a_streamed_tool_call_echoing_the_token_is_printed_redacted(
-    cli: Ask, capsys: pytest.CaptureFixture[str]
+    cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     echo = json.dumps({"query": f"Bearer {TOKEN}", "again": TOKEN})
     data = _sse(
@@ -160,7 +146,7 @@ def test_a_streamed_tool_call_echoing_the_token_is_printed_redacted(
 
 
 def test_item6_10000_streamed_tool_calls_are_each_printed(
-    cli: Ask, capsys: pytest.CaptureFixture[str]
+    cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     calls = []
     for index in range(10_000):
@@ -175,7 +161,7 @@ def test_item6_10000_streamed_tool_calls_are_each_printed(
 
 
 def test_tool_call_arguments_that_are_not_json_are_printed_as_they_came(
-    cli: Ask, capsys: pytest.CaptureFixture[str]
+    cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = _sse(_call(0, name="look", call_id="c0", arguments="{city: Paris"), b"[DONE]")
     with HostileServer(answer(data)) as server:
@@ -188,7 +174,7 @@ def test_tool_call_arguments_that_are_not_json_are_printed_as_they_came(
 
 
 def test_a_tool_call_with_no_name_is_printed_saying_so(
-    cli: Ask, capsys: pytest.CaptureFixture[str]
+    cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = _sse(_call(0, name=None, call_id="c0", arguments='{"q": 1}'), b"[DONE]")
     with HostileServer(answer(data)) as server:
@@ -221,7 +207,7 @@ FRAMINGS = {
 
 @pytest.mark.parametrize("name", list(FRAMINGS))
 def test_sse_framings_the_emulator_never_sends_give_the_reply_exactly(
-    name: str, cli: Ask, capsys: pytest.CaptureFixture[str]
+    name: str, cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with HostileServer(answer(http_head(200, STREAM_HEAD) + FRAMINGS[name])) as server:
         code, out, err = cli(capsys, server, "ask", "Hi?")
@@ -243,7 +229,7 @@ def _dribble(data: bytes) -> Script:
 
 
 def test_a_stream_sent_one_byte_at_a_time_gives_the_reply_exactly(
-    cli: Ask, capsys: pytest.CaptureFixture[str]
+    cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = _sse(_text("<think>Hm</think>Héllo"), _text(" 🌍 there"), b"[DONE]")
     with HostileServer(_dribble(data)) as server:
@@ -254,7 +240,7 @@ def test_a_stream_sent_one_byte_at_a_time_gives_the_reply_exactly(
 
 
 def test_a_stream_that_closes_cleanly_without_done_keeps_the_text_and_says_it_was_cut(
-    cli: Ask, capsys: pytest.CaptureFixture[str]
+    cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with HostileServer(answer(_sse(_text("Hello"), _text(" th")))) as server:
         code, out, err = cli(capsys, server, "ask", "Hi?")
@@ -264,7 +250,7 @@ def test_a_stream_that_closes_cleanly_without_done_keeps_the_text_and_says_it_wa
 
 
 def test_nul_and_control_bytes_in_reply_text_never_reach_the_terminal_raw(
-    cli: Ask, capsys: pytest.CaptureFixture[str]
+    cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = _sse(_text("a\u0000b\u001b[31mred\u0007"), b"[DONE]")
     with HostileServer(answer(data)) as server:
@@ -277,7 +263,7 @@ def test_nul_and_control_bytes_in_reply_text_never_reach_the_terminal_raw(
 
 
 def test_a_200_whose_stream_is_an_error_envelope_is_that_error(
-    cli: Ask, capsys: pytest.CaptureFixture[str]
+    cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     envelope = b'{"success": false, "errors": [{"code": 3040, "message": "Capacity"}]}'
     with HostileServer(answer(_sse(envelope))) as server:
@@ -289,7 +275,7 @@ def test_a_200_whose_stream_is_an_error_envelope_is_that_error(
 
 
 def test_absurd_usage_numbers_never_reach_the_summary(
-    cli: Ask, capsys: pytest.CaptureFixture[str]
+    cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     usage = {"prompt_tokens": -5, "completion_tokens": 10**30, "total_tokens": "many"}
     data = _sse(_text("Hi"), json.dumps({"response": "", "usage": usage}).encode(), b"[DONE]")
@@ -330,7 +316,7 @@ def _busy_then_hello(retry_after: str) -> Script:
     "retry_after", ["-5", "soon", "Wed, 21 Oct 2015 07:28:00 GMT", "1e309", "0x10"]
 )
 def test_a_retry_after_that_is_negative_past_or_unreadable_is_retried_by_the_policy(
-    retry_after: str, cli: Ask, capsys: pytest.CaptureFixture[str]
+    retry_after: str, cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with HostileServer(_busy_then_hello(retry_after)) as server:
         code, out, err = cli(capsys, server, "ask", "Hi?")
@@ -340,7 +326,7 @@ def test_a_retry_after_that_is_negative_past_or_unreadable_is_retried_by_the_pol
 
 
 def test_a_retry_after_of_a_century_is_not_waited_and_says_when(
-    cli: Ask, capsys: pytest.CaptureFixture[str]
+    cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with HostileServer(_busy_then_hello(str(100 * 365 * 24 * 3600))) as server:
         code, out, err = cli(capsys, server, "ask", "Hi?")
@@ -366,7 +352,7 @@ BROKEN_HTTP = {
 
 @pytest.mark.parametrize("name", list(BROKEN_HTTP))
 def test_broken_http_framing_ends_with_a_plain_message(
-    name: str, cli: Ask, capsys: pytest.CaptureFixture[str]
+    name: str, cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     head, body, exit_code, words = BROKEN_HTTP[name]
     payload = b"".join(b"data: " + p + b"\n\n" for p in HELLO) if body is None else body
@@ -383,7 +369,7 @@ def test_broken_http_framing_ends_with_a_plain_message(
 
 
 def test_an_enormous_response_header_says_so_not_that_the_server_is_not_http(
-    cli: Ask, capsys: pytest.CaptureFixture[str]
+    cli: Run, capsys: pytest.CaptureFixture[str]
 ) -> None:
     payload = b"".join(b"data: " + p + b"\n\n" for p in HELLO)
     head = {**STREAM_HEAD, "x-padding": "p" * 200_000, "content-length": str(len(payload))}
